@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing cvo needs, if it is missing. Idempotent and quiet when
+# everything is there. The Rust toolchain comes from rustup (preinstalled on the project's
+# machines); its rustfmt and clippy components are required.
+set -euo pipefail
+
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "hack/install-deps.sh: cargo not found; install Rust (rustup) first" >&2
+  exit 1
+fi
+for component in rustfmt clippy; do
+  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    echo "==> installing the $component component"
+    rustup component add "$component"
+  fi
+done
+# The C compiler is needed by build scripts of some dependencies.
+if ! command -v cc >/dev/null 2>&1; then
+  echo "==> installing a C compiler"
+  apt-get update -qq && apt-get install -y -qq build-essential
+fi
+# The corpus tests check inclusion counts against an independent Python oracle (PyYAML).
+if ! python3 -c 'import yaml' >/dev/null 2>&1; then
+  echo "==> installing PyYAML for the inclusion oracle"
+  python3 -m pip install --quiet pyyaml || { apt-get update -qq && apt-get install -y -qq python3-yaml; }
+fi

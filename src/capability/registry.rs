@@ -1,0 +1,467 @@
+//! The capability registry as data: which capabilities this binary knows,
+//! which set contains which, and which are hidden behind feature gates
+//! (spec §3.1, §3.2, §3.3 `excludedCapabilities`).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use super::names;
+use super::types::{Capability, CapabilitySet};
+
+/// One row of the upstream tables.
+struct Entry {
+    /// Exact capability name.
+    name: &'static str,
+    /// The earliest set that contains it. Sets are cumulative upstream
+    /// (each versioned set is a superset of the previous one), so this one
+    /// field describes the whole `ClusterVersionCapabilitySets` map.
+    first_set: CapabilitySet,
+    /// Feature gates of which at least one must be enabled for the
+    /// capability to exist at all; empty means "not gated".
+    gates: &'static [&'static str],
+}
+
+const fn entry(name: &'static str, first_set: CapabilitySet) -> Entry {
+    Entry {
+        name,
+        first_set,
+        gates: &[],
+    }
+}
+
+const fn gated(name: &'static str, gates: &'static [&'static str]) -> Entry {
+    Entry {
+        name,
+        first_set: CapabilitySet::VCurrent,
+        gates,
+    }
+}
+
+/// `KnownClusterVersionCapabilities` in declaration order. `MachineAPI`'s
+/// first set is v4.11 because upstream retro-added it to v4.11–v4.13.
+const STANDARD: [Entry; 19] = [
+    entry(names::BAREMETAL, CapabilitySet::V4_11),
+    entry(names::CONSOLE, CapabilitySet::V4_12),
+    entry(names::INSIGHTS, CapabilitySet::V4_12),
+    entry(names::MARKETPLACE, CapabilitySet::V4_11),
+    entry(names::STORAGE, CapabilitySet::V4_12),
+    entry(names::OPENSHIFT_SAMPLES, CapabilitySet::V4_11),
+    entry(names::CSI_SNAPSHOT, CapabilitySet::V4_12),
+    entry(names::NODE_TUNING, CapabilitySet::V4_13),
+    entry(names::MACHINE_API, CapabilitySet::V4_11),
+    entry(names::BUILD, CapabilitySet::V4_14),
+    entry(names::DEPLOYMENT_CONFIG, CapabilitySet::V4_14),
+    entry(names::IMAGE_REGISTRY, CapabilitySet::V4_14),
+    entry(names::OPERATOR_LIFECYCLE_MANAGER, CapabilitySet::V4_15),
+    entry(names::OPERATOR_LIFECYCLE_MANAGER_V1, CapabilitySet::V4_18),
+    entry(names::CLOUD_CREDENTIAL, CapabilitySet::V4_15),
+    entry(names::INGRESS, CapabilitySet::V4_16),
+    entry(names::CLOUD_CONTROLLER_MANAGER, CapabilitySet::V4_16),
+    gated(
+        names::COMPATIBILITY_REQUIREMENTS,
+        &[
+            names::GATE_CRD_COMPATIBILITY_REQUIREMENT_OPERATOR,
+            names::GATE_CLUSTER_API_MACHINE_MANAGEMENT,
+        ],
+    ),
+    gated(
+        names::CLUSTER_API,
+        &[names::GATE_CLUSTER_API_MACHINE_MANAGEMENT],
+    ),
+];
+
+/// The capabilities a CVO binary knows about.
+///
+/// [`Registry::standard`] mirrors the compiled-in openshift/api tables;
+/// [`Registry::with_additional_known`] lets CI pretend some not-yet-released
+/// names are already in the API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registry {
+    /// Declaration order.
+    known: Vec<Capability>,
+    /// One entry per [`CapabilitySet::all`], in that order; members in
+    /// declaration order.
+    sets: Vec<(CapabilitySet, Vec<Capability>)>,
+    /// Gated capabilities and the gates that unlock them (any one suffices).
+    gated: Vec<(Capability, Vec<String>)>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::standard()
+    }
+}
+
+impl Registry {
+    /// The 19 upstream capabilities, the ten sets and the two gated ones.
+    pub fn standard() -> Self {
+        Self {
+            known: STANDARD.iter().map(|e| Capability::from(e.name)).collect(),
+            sets: CapabilitySet::all()
+                .iter()
+                .map(|&set| (set, standard_members(set)))
+                .collect(),
+            gated: STANDARD
+                .iter()
+                .filter(|e| !e.gates.is_empty())
+                .map(|e| (Capability::from(e.name), gate_names(e.gates)))
+                .collect(),
+        }
+    }
+
+    /// Adds capabilities that are not in openshift/api yet (CI's
+    /// `--known-capabilities-file`), so manifests naming them are judged as
+    /// if the API already had them.
+    ///
+    /// Each new name is appended to the known list and to `vCurrent`, because
+    /// upstream always puts a new capability into `vCurrent` (`vCurrent` ==
+    /// every known capability) and never into the frozen versioned sets.
+    /// Names already known are ignored; the new ones are never gated.
+    pub fn with_additional_known(mut self, extra: impl IntoIterator<Item = Capability>) -> Self {
+        for cap in extra {
+            if self.is_known(&cap) {
+                continue;
+            }
+            if let Some((_, members)) = self.sets_entry_mut(CapabilitySet::VCurrent) {
+                members.push(cap.clone());
+            }
+            self.known.push(cap);
+        }
+        self
+    }
+
+    /// Every known capability, in declaration order, gated ones included.
+    pub fn known(&self) -> &[Capability] {
+        &self.known
+    }
+
+    /// Members of `set` in declaration order (gated ones included; callers
+    /// subtract [`Registry::excluded_by_gates`]).
+    pub fn set_members(&self, set: CapabilitySet) -> &[Capability] {
+        self.sets
+            .iter()
+            .find(|(s, _)| *s == set)
+            .map_or(&[], |(_, members)| members.as_slice())
+    }
+
+    /// Gated capabilities none of whose gates is in `enabled_gates`: these
+    /// are removed from Known, Enabled and ImplicitlyEnabled, as if this
+    /// binary did not know them.
+    pub fn excluded_by_gates(&self, enabled_gates: &BTreeSet<String>) -> BTreeSet<Capability> {
+        self.gated
+            .iter()
+            .filter(|(_, gates)| !gates.iter().any(|g| enabled_gates.contains(g)))
+            .map(|(cap, _)| cap.clone())
+            .collect()
+    }
+
+    /// Whether `c` is in [`Registry::known`] (regardless of feature gates).
+    pub fn is_known(&self, c: &Capability) -> bool {
+        self.known.contains(c)
+    }
+
+    fn sets_entry_mut(
+        &mut self,
+        set: CapabilitySet,
+    ) -> Option<&mut (CapabilitySet, Vec<Capability>)> {
+        self.sets.iter_mut().find(|(s, _)| *s == set)
+    }
+}
+
+/// Standard members of `set`: every capability whose first set is not newer.
+fn standard_members(set: CapabilitySet) -> Vec<Capability> {
+    STANDARD
+        .iter()
+        .filter(|e| e.first_set <= set)
+        .map(|e| Capability::from(e.name))
+        .collect()
+}
+
+fn gate_names(gates: &[&str]) -> Vec<String> {
+    gates.iter().map(|g| (*g).to_owned()).collect()
+}
+
+/// `{"None": [], "v4.11": [...], ..., "vCurrent": [...]}` with members in
+/// declaration order, for `cvo capabilities` style output. Gated capabilities
+/// are listed (the table is static; gates apply per cluster).
+pub fn sets_json(registry: &Registry) -> Value {
+    let mut map = Map::new();
+    for &set in CapabilitySet::all() {
+        let members = registry
+            .set_members(set)
+            .iter()
+            .map(|c| Value::String(c.as_str().to_owned()))
+            .collect();
+        map.insert(set.as_str().to_owned(), Value::Array(members));
+    }
+    Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expected lists written out from spec §3.1/§3.2, not derived from the
+    /// table above.
+    const KNOWN: [&str; 19] = [
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "OperatorLifecycleManagerV1",
+        "CloudCredential",
+        "Ingress",
+        "CloudControllerManager",
+        "CompatibilityRequirements",
+        "ClusterAPI",
+    ];
+
+    const V4_11: &[&str] = &[
+        "baremetal",
+        "marketplace",
+        "openshift-samples",
+        "MachineAPI",
+    ];
+    const V4_12: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "MachineAPI",
+    ];
+    const V4_13: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+    ];
+    const V4_14: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+    ];
+    const V4_15: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "CloudCredential",
+    ];
+    const V4_16: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "CloudCredential",
+        "Ingress",
+        "CloudControllerManager",
+    ];
+    const V4_18: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "OperatorLifecycleManagerV1",
+        "CloudCredential",
+        "Ingress",
+        "CloudControllerManager",
+    ];
+    const V_CURRENT: &[&str] = &[
+        "baremetal",
+        "Console",
+        "Insights",
+        "marketplace",
+        "Storage",
+        "openshift-samples",
+        "CSISnapshot",
+        "NodeTuning",
+        "MachineAPI",
+        "Build",
+        "DeploymentConfig",
+        "ImageRegistry",
+        "OperatorLifecycleManager",
+        "OperatorLifecycleManagerV1",
+        "CloudCredential",
+        "Ingress",
+        "CloudControllerManager",
+        "CompatibilityRequirements",
+        "ClusterAPI",
+    ];
+
+    fn strs(caps: &[Capability]) -> Vec<&str> {
+        caps.iter().map(Capability::as_str).collect()
+    }
+
+    fn gates(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|g| (*g).to_owned()).collect()
+    }
+
+    fn caps(names: &[&str]) -> BTreeSet<Capability> {
+        names.iter().map(|c| Capability::from(*c)).collect()
+    }
+
+    #[test]
+    fn known_is_the_19_in_declaration_order() {
+        let reg = Registry::standard();
+        assert_eq!(strs(reg.known()), KNOWN);
+        assert!(KNOWN.iter().all(|c| reg.is_known(&Capability::from(*c))));
+        assert!(!reg.is_known(&Capability::from("cap1")));
+        assert!(!reg.is_known(&Capability::from("Baremetal")));
+    }
+
+    #[test]
+    fn every_set_has_exact_members_in_declaration_order() {
+        let reg = Registry::standard();
+        let expected: [(CapabilitySet, &[&str]); 10] = [
+            (CapabilitySet::None, &[]),
+            (CapabilitySet::V4_11, V4_11),
+            (CapabilitySet::V4_12, V4_12),
+            (CapabilitySet::V4_13, V4_13),
+            (CapabilitySet::V4_14, V4_14),
+            (CapabilitySet::V4_15, V4_15),
+            (CapabilitySet::V4_16, V4_16),
+            (CapabilitySet::V4_17, V4_16),
+            (CapabilitySet::V4_18, V4_18),
+            (CapabilitySet::VCurrent, V_CURRENT),
+        ];
+        for (set, members) in expected {
+            assert_eq!(strs(reg.set_members(set)), members, "set {set}");
+        }
+    }
+
+    #[test]
+    fn gated_capabilities_are_excluded_without_their_gates() {
+        let reg = Registry::standard();
+        let both = caps(&["ClusterAPI", "CompatibilityRequirements"]);
+        assert_eq!(reg.excluded_by_gates(&gates(&[])), both);
+        assert_eq!(reg.excluded_by_gates(&gates(&["SomeOtherGate"])), both);
+        // Gate names are case-sensitive.
+        assert_eq!(
+            reg.excluded_by_gates(&gates(&["clusterapimachinemanagement"])),
+            both
+        );
+    }
+
+    #[test]
+    fn crd_compatibility_gate_unlocks_only_compatibility_requirements() {
+        let reg = Registry::standard();
+        let got = reg.excluded_by_gates(&gates(&["CRDCompatibilityRequirementOperator"]));
+        assert_eq!(got, caps(&["ClusterAPI"]));
+    }
+
+    #[test]
+    fn cluster_api_gate_unlocks_both() {
+        let reg = Registry::standard();
+        assert!(
+            reg.excluded_by_gates(&gates(&["ClusterAPIMachineManagement"]))
+                .is_empty()
+        );
+        let all = gates(&[
+            "ClusterAPIMachineManagement",
+            "CRDCompatibilityRequirementOperator",
+        ]);
+        assert!(reg.excluded_by_gates(&all).is_empty());
+    }
+
+    #[test]
+    fn additional_known_joins_known_and_vcurrent_only() {
+        let reg = Registry::standard().with_additional_known([
+            Capability::from("NewThing"),
+            Capability::from("Console"),
+            Capability::from("NewThing"),
+            Capability::from("another"),
+        ]);
+        let mut want_known = KNOWN.to_vec();
+        want_known.extend(["NewThing", "another"]);
+        assert_eq!(strs(reg.known()), want_known);
+        let mut want_current = V_CURRENT.to_vec();
+        want_current.extend(["NewThing", "another"]);
+        assert_eq!(strs(reg.set_members(CapabilitySet::VCurrent)), want_current);
+        assert_eq!(strs(reg.set_members(CapabilitySet::V4_18)), V4_18);
+        assert!(reg.is_known(&Capability::from("another")));
+        assert_eq!(reg.excluded_by_gates(&gates(&[])).len(), 2);
+    }
+
+    #[test]
+    fn sets_json_lists_every_set() {
+        let got = sets_json(&Registry::standard());
+        let want = serde_json::json!({
+            "None": [],
+            "v4.11": V4_11,
+            "v4.12": V4_12,
+            "v4.13": V4_13,
+            "v4.14": V4_14,
+            "v4.15": V4_15,
+            "v4.16": V4_16,
+            "v4.17": V4_16,
+            "v4.18": V4_18,
+            "vCurrent": V_CURRENT,
+        });
+        assert_eq!(got, want);
+        let keys: Vec<&String> = got
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "None", "v4.11", "v4.12", "v4.13", "v4.14", "v4.15", "v4.16", "v4.17", "v4.18",
+                "vCurrent"
+            ]
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! The command line: argument definitions and the commands, each a thin shell over the core.
+//!
+//! Exit codes: 0 ok, 1 invalid input or failed checks, 2 usage error (clap's own).
+
+/// `println!` that stops quietly when the reader goes away (`cvo explain | head`) instead of
+/// panicking on the broken pipe.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::emit(&format!($($arg)*)) };
+}
+
+mod capabilities;
+mod graph;
+mod inclusion;
+mod payload_commands;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub use inclusion::InclusionArgs;
+
+use crate::manifest::ParseError;
+use crate::payload::{LoadError, LoadOptions, Payload, PayloadSource, read_input};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cvo",
+    version,
+    about = "Release-payload processor in the style of the OpenShift Cluster Version Operator"
+)]
+pub struct Cli {
+    /// Log format on standard error.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render the documents a cluster configuration keeps into DIR/manifests/.
+    Render(payload_commands::RenderArgs),
+    /// Show every document of a payload, whether it is included and the upstream reason if not.
+    Explain(payload_commands::ExplainArgs),
+    /// Show the run-level task graph of the load-time-included manifests.
+    Graph(graph::GraphArgs),
+    /// Print the ClusterVersion status.versionHash the upstream CVO would report.
+    Hash(payload_commands::HashArgs),
+    /// Compute known, enabled and implicitly enabled capabilities.
+    Capabilities(capabilities::CapabilitiesArgs),
+}
+
+/// Where the payload comes from; shared by every payload command.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PayloadArgs {
+    /// Payload directory (a payload root or a plain directory of manifests); default: the
+    /// payload bundled into cvo.
+    #[arg(long, value_name = "SRC")]
+    pub payload: Option<String>,
+}
+
+impl PayloadArgs {
+    pub fn source(&self) -> PayloadSource {
+        PayloadSource::from_arg(self.payload.as_deref())
+    }
+}
+
+/// A failure the user must fix; printed as `error: ...` with exit code 1.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+}
+
+pub type CliResult = Result<ExitCode, CliError>;
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> ExitCode {
+    init_logging(cli.log_format);
+    let result = match cli.command {
+        Command::Render(args) => payload_commands::render(args),
+        Command::Explain(args) => payload_commands::explain(args),
+        Command::Graph(args) => graph::graph(args),
+        Command::Hash(args) => payload_commands::hash(args),
+        Command::Capabilities(args) => capabilities::capabilities(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Writes one line to standard output; a closed pipe ends the program quietly.
+pub fn emit(line: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder.without_time().try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+fn report(error: &CliError) {
+    match error {
+        CliError::Load(load) => {
+            eprintln!(
+                "error: {}: {} problem(s) loading the payload",
+                load.origin,
+                load.problems.len()
+            );
+            for problem in &load.problems {
+                print_problem(problem);
+            }
+        }
+        CliError::Other(e) => eprintln!("error: {e:#}"),
+    }
+}
+
+fn print_problem(problem: &ParseError) {
+    eprintln!("  {problem}");
+    eprintln!("    help: {}", problem.help());
+}
+
+/// Loads a payload, logging what the CVO would only log.
+pub fn load_payload(args: &PayloadArgs, options: &LoadOptions) -> Result<Payload, CliError> {
+    let source = args.source();
+    let input = read_input(&source).map_err(anyhow::Error::from)?;
+    let payload = Payload::from_input(input, options)?;
+    for warning in &payload.warnings {
+        tracing::warn!(payload = %payload.origin, "{warning}");
+    }
+    Ok(payload)
+}

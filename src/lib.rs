@@ -1,0 +1,24 @@
+//! `cvo`: a release-payload processor in the style of the OpenShift Cluster Version Operator.
+//!
+//! The crate is a pure core with thin shells around it:
+//!
+//! * pure core (no I/O, no async): [`yaml`] (Go-compatible YAML reading), [`manifest`]
+//!   (documents and their identity), [`include`] (the upstream inclusion rules),
+//!   [`capability`] (capability sets, enablement, implicit enablement), [`graph`] (the
+//!   run-level task graph and its scheduler), [`hash`] (the `status.versionHash`).
+//! * shells: [`payload`] (reading a payload directory or the bundled one), [`render`],
+//!   [`explain`] and [`cli`] (the command line).
+//!
+//! [`components`] is where the payload components `cvo` ships will live.
+
+pub mod capability;
+pub mod cli;
+pub mod components;
+pub mod explain;
+pub mod graph;
+pub mod hash;
+pub mod include;
+pub mod manifest;
+pub mod payload;
+pub mod render;
+pub mod yaml;

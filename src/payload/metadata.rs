@@ -1,0 +1,241 @@
+//! `release-manifests/release-metadata` (Cincinnati metadata) and
+//! `release-manifests/image-references` (an ImageStream), with the upstream messages.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const METADATA_KIND: &str = "cincinnati-metadata-v0";
+const CHANNELS_KEY: &str = "io.openshift.upgrades.graph.release.channels";
+const ARCHITECTURE_KEY: &str = "release.openshift.io/architecture";
+
+/// What the payload says about itself (upstream `Release`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Release {
+    pub version: String,
+    #[serde(skip)]
+    pub semver: semver::Version,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `Multi` for a multi-architecture payload, else `None` (the running architecture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub architecture: Option<String>,
+    pub channels: Vec<String>,
+    pub previous: Vec<String>,
+}
+
+impl Release {
+    pub fn major(&self) -> u64 {
+        self.semver.major
+    }
+}
+
+#[derive(Deserialize)]
+struct RawMetadata {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    previous: Vec<String>,
+    #[serde(default)]
+    metadata: BTreeMap<String, Value>,
+}
+
+/// Parses release-metadata. Problems inside `metadata` are warnings, as upstream logs them.
+pub fn parse_release_metadata(bytes: &[u8]) -> Result<(Release, Vec<String>), String> {
+    let raw: RawMetadata =
+        serde_json::from_slice(bytes).map_err(|e| format!("unmarshal release-metadata: {e}"))?;
+    if raw.kind != METADATA_KIND {
+        return Err(format!(
+            "unrecognized Cincinnati metadata kind {}",
+            crate::manifest::go_quote(&raw.kind)
+        ));
+    }
+    if raw.version.is_empty() {
+        return Err("missing required Cincinnati metadata version".to_string());
+    }
+    let semver = semver::Version::parse(&raw.version).map_err(|e| {
+        format!(
+            "invalid Cincinnati metadata version {}: {e}",
+            crate::manifest::go_quote(&raw.version)
+        )
+    })?;
+    let mut warnings = Vec::new();
+    let url = raw
+        .metadata
+        .get("url")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let architecture = match raw.metadata.get(ARCHITECTURE_KEY).and_then(Value::as_str) {
+        None => None,
+        Some("multi") => Some("Multi".to_string()),
+        Some(other) => {
+            warnings.push(format!(
+                "unrecognized {ARCHITECTURE_KEY} value {other:?}: only \"multi\" is recognised"
+            ));
+            None
+        }
+    };
+    let channels = channels(
+        raw.metadata.get(CHANNELS_KEY).and_then(Value::as_str),
+        &mut warnings,
+    );
+    Ok((
+        Release {
+            version: raw.version,
+            semver,
+            url,
+            architecture,
+            channels,
+            previous: raw.previous,
+        },
+        warnings,
+    ))
+}
+
+fn channels(value: Option<&str>, warnings: &mut Vec<String>) -> Vec<String> {
+    let Some(value) = value else {
+        return Vec::new();
+    };
+    let mut channels: Vec<String> = Vec::new();
+    for (i, channel) in value.split(',').enumerate() {
+        if channel.is_empty() {
+            warnings.push(format!("{CHANNELS_KEY} entry {i} is empty; ignoring"));
+        } else {
+            channels.push(channel.to_string());
+        }
+    }
+    channels.sort();
+    channels
+}
+
+/// Parses image-references and checks it against the release version. Returns the images
+/// map used for templating: tag name → pullspec, for tags whose `from.kind` is `DockerImage`.
+pub fn parse_image_references(
+    bytes: &[u8],
+    version: Option<&str>,
+) -> Result<BTreeMap<String, String>, String> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| format!("unmarshal image-references: {e}"))?;
+    let value = if crate::yaml::is_json_stream(text) {
+        serde_json::from_str::<Value>(text.trim())
+            .map_err(|e| format!("unmarshal image-references: {e}"))?
+    } else {
+        crate::yaml::parse_document(text).map_err(|e| format!("unmarshal image-references: {e}"))?
+    };
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+    if api_version != "image.openshift.io/v1" || kind != "ImageStream" {
+        let found = if kind.is_empty() {
+            "document without a kind".to_string()
+        } else {
+            format!("{api_version} {kind}")
+        };
+        return Err(format!(
+            "image-references is a {found}, not a v1 ImageStream"
+        ));
+    }
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Some(version) = version
+        && name != version
+    {
+        return Err(format!(
+            "version from image-references ({name}) differs from release-metadata ({version})"
+        ));
+    }
+    Ok(images(&value))
+}
+
+fn images(stream: &Value) -> BTreeMap<String, String> {
+    let tags = stream.pointer("/spec/tags").and_then(Value::as_array);
+    tags.into_iter()
+        .flatten()
+        .filter(|tag| tag.pointer("/from/kind").and_then(Value::as_str) == Some("DockerImage"))
+        .filter_map(|tag| {
+            let name = tag.get("name")?.as_str()?;
+            let pullspec = tag.pointer("/from/name")?.as_str()?;
+            Some((name.to_string(), pullspec.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_upstream_fixture() {
+        let text = br#"{"kind":"cincinnati-metadata-v0","version":"1.0.0-abc","previous":["1.1.1","1.2.2"],"metadata":{"url":"https://example.com/v1.0.0-abc","io.openshift.upgrades.graph.release.channels":"channel-c,channel-a,channel-b"}}"#;
+        let (release, warnings) = parse_release_metadata(text).unwrap();
+        assert_eq!(release.version, "1.0.0-abc");
+        assert_eq!(
+            release.url.as_deref(),
+            Some("https://example.com/v1.0.0-abc")
+        );
+        assert_eq!(
+            release.channels,
+            vec!["channel-a", "channel-b", "channel-c"]
+        );
+        assert_eq!(release.major(), 1);
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn upstream_metadata_errors() {
+        assert_eq!(
+            parse_release_metadata(br#"{"kind":"other","version":"1.0.0"}"#).unwrap_err(),
+            r#"unrecognized Cincinnati metadata kind "other""#
+        );
+        assert_eq!(
+            parse_release_metadata(br#"{"kind":"cincinnati-metadata-v0"}"#).unwrap_err(),
+            "missing required Cincinnati metadata version"
+        );
+        assert!(
+            parse_release_metadata(br#"{"kind":"cincinnati-metadata-v0","version":"4.18"}"#)
+                .unwrap_err()
+                .starts_with(r#"invalid Cincinnati metadata version "4.18": "#)
+        );
+        assert!(
+            parse_release_metadata(b"{")
+                .unwrap_err()
+                .starts_with("unmarshal release-metadata")
+        );
+    }
+
+    #[test]
+    fn multi_architecture_and_empty_channels() {
+        let text = br#"{"kind":"cincinnati-metadata-v0","version":"4.18.0","metadata":{"release.openshift.io/architecture":"multi","io.openshift.upgrades.graph.release.channels":"b,,a"}}"#;
+        let (release, warnings) = parse_release_metadata(text).unwrap();
+        assert_eq!(release.architecture.as_deref(), Some("Multi"));
+        assert_eq!(release.channels, vec!["a", "b"]);
+        assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
+    fn image_references_must_match_the_version() {
+        let yaml = b"kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 1.0.0-abc\nspec:\n  tags:\n  - name: cvo\n    from: {kind: DockerImage, name: quay.io/x@sha256:1}\n  - name: other\n    from: {kind: ImageStreamTag, name: x:y}\n";
+        let images = parse_image_references(yaml, Some("1.0.0-abc")).unwrap();
+        assert_eq!(
+            images.into_iter().collect::<Vec<_>>(),
+            vec![("cvo".to_string(), "quay.io/x@sha256:1".to_string())]
+        );
+        assert_eq!(
+            parse_image_references(yaml, Some("2.0.0")).unwrap_err(),
+            "version from image-references (1.0.0-abc) differs from release-metadata (2.0.0)"
+        );
+        assert_eq!(
+            parse_image_references(b"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}", None)
+                .unwrap_err(),
+            "image-references is a v1 ConfigMap, not a v1 ImageStream"
+        );
+    }
+}

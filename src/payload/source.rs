@@ -1,0 +1,233 @@
+//! Where payload files come from: a directory on disk, or the payload bundled into the binary.
+//! This is the I/O shell around [`super::Payload::from_input`].
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use include_dir::{Dir, include_dir};
+use rayon::prelude::*;
+
+use super::{
+    IMAGE_REFERENCES, InputFile, Layout, PayloadInput, RELEASE_METADATA, is_manifest_file_name,
+};
+
+/// The version of the payload embedded in the binary (`payloads/<version>/`).
+pub const BUNDLED_VERSION: &str = "4.18.0";
+static BUNDLED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/payloads/4.18.0");
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayloadSource {
+    /// A payload root (`manifests/`, `release-manifests/`) or a plain directory of manifests.
+    Directory(PathBuf),
+    /// The payload compiled into `cvo`.
+    Bundled,
+}
+
+impl PayloadSource {
+    /// `--payload` as a user writes it; absent means the bundled payload.
+    pub fn from_arg(arg: Option<&str>) -> PayloadSource {
+        match arg {
+            None | Some("bundled") => PayloadSource::Bundled,
+            Some(path) => PayloadSource::Directory(PathBuf::from(
+                path.strip_prefix("file://").unwrap_or(path),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for PayloadSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PayloadSource::Directory(path) => write!(f, "{}", path.display()),
+            PayloadSource::Bundled => write!(f, "bundled:{BUNDLED_VERSION}"),
+        }
+    }
+}
+
+/// The payload cannot be read at all (as opposed to having bad files, which loading reports).
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(
+        "payload {path}: no such directory; pass --payload DIR with a payload root (manifests/, release-manifests/) or a directory of manifests"
+    )]
+    NotFound { path: String },
+    #[error("payload {path}: not a directory; pass the directory that holds the manifests")]
+    NotADirectory { path: String },
+    #[error("payload {path}: cannot list directory: {source}")]
+    List {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Reads every file the CVO would read, in parallel.
+pub fn read_input(source: &PayloadSource) -> Result<PayloadInput, SourceError> {
+    match source {
+        PayloadSource::Bundled => Ok(bundled_input()),
+        PayloadSource::Directory(path) => directory_input(path),
+    }
+}
+
+fn directory_input(root: &Path) -> Result<PayloadInput, SourceError> {
+    let shown = root.display().to_string();
+    let metadata = fs::metadata(root).map_err(|_| SourceError::NotFound {
+        path: shown.clone(),
+    })?;
+    if !metadata.is_dir() {
+        return Err(SourceError::NotADirectory { path: shown });
+    }
+    let release_dir = root.join("release-manifests");
+    if !release_dir.is_dir() {
+        return Ok(PayloadInput {
+            origin: shown,
+            layout: Layout::PlainDirectory,
+            manifests: vec![],
+            release_manifests: read_dir_files(root)?,
+            release_metadata: None,
+            image_references: None,
+        });
+    }
+    let manifests_dir = root.join("manifests");
+    let manifests = if manifests_dir.is_dir() {
+        read_dir_files(&manifests_dir)?
+    } else {
+        vec![]
+    };
+    Ok(PayloadInput {
+        origin: shown,
+        layout: Layout::PayloadRoot,
+        manifests,
+        release_manifests: read_dir_files(&release_dir)?,
+        release_metadata: read_optional(&release_dir, RELEASE_METADATA),
+        image_references: read_optional(&release_dir, IMAGE_REFERENCES),
+    })
+}
+
+/// Non-recursive, byte-sorted like Go's `os.ReadDir`, manifest extensions only.
+fn read_dir_files(dir: &Path) -> Result<Vec<InputFile>, SourceError> {
+    let listing = fs::read_dir(dir).map_err(|source| SourceError::List {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut names: Vec<String> = listing
+        .filter_map(Result::ok)
+        .filter(|entry| !entry.path().is_dir())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| is_manifest_file_name(name))
+        .collect();
+    names.sort_unstable();
+    Ok(names
+        .into_par_iter()
+        .map(|name| read_file(dir, name))
+        .collect())
+}
+
+fn read_file(dir: &Path, name: String) -> InputFile {
+    let contents = fs::read(dir.join(&name)).map_err(|e| e.to_string());
+    InputFile { name, contents }
+}
+
+fn read_optional(dir: &Path, name: &str) -> Option<InputFile> {
+    dir.join(name)
+        .exists()
+        .then(|| read_file(dir, name.to_string()))
+}
+
+fn bundled_input() -> PayloadInput {
+    let files = |sub: &str| -> Vec<InputFile> {
+        let mut files: Vec<InputFile> = BUNDLED
+            .get_dir(sub)
+            .map(|d| d.files().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|f| {
+                let name = f.path().file_name()?.to_string_lossy().into_owned();
+                is_manifest_file_name(&name).then(|| InputFile {
+                    name,
+                    contents: Ok(f.contents().to_vec()),
+                })
+            })
+            .collect();
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        files
+    };
+    let metadata_file = |name: &str| {
+        BUNDLED
+            .get_file(format!("release-manifests/{name}"))
+            .map(|f| InputFile {
+                name: name.to_string(),
+                contents: Ok(f.contents().to_vec()),
+            })
+    };
+    PayloadInput {
+        origin: PayloadSource::Bundled.to_string(),
+        layout: Layout::PayloadRoot,
+        manifests: files("manifests"),
+        release_manifests: files("release-manifests"),
+        release_metadata: metadata_file(RELEASE_METADATA),
+        image_references: metadata_file(IMAGE_REFERENCES),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_payload_root_sorted_and_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        let rm = dir.path().join("release-manifests");
+        fs::create_dir_all(rm.join("sub")).unwrap();
+        fs::create_dir_all(dir.path().join("manifests")).unwrap();
+        for name in [
+            "b.yaml",
+            "a.yml",
+            "B.json",
+            "0000_10_a_file",
+            "notes.txt",
+            "sub/x.yaml",
+        ] {
+            fs::write(rm.join(name), "x").unwrap();
+        }
+        fs::write(rm.join(RELEASE_METADATA), "{}").unwrap();
+        let input = read_input(&PayloadSource::Directory(dir.path().into())).unwrap();
+        assert_eq!(input.layout, Layout::PayloadRoot);
+        let names: Vec<&str> = input
+            .release_manifests
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(names, vec!["B.json", "a.yml", "b.yaml"]);
+        assert!(input.release_metadata.is_some());
+        assert!(input.image_references.is_none());
+    }
+
+    #[test]
+    fn a_plain_directory_is_read_as_release_manifests() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.yaml"), "x").unwrap();
+        let input = read_input(&PayloadSource::Directory(dir.path().into())).unwrap();
+        assert_eq!(input.layout, Layout::PlainDirectory);
+        assert_eq!(input.release_manifests.len(), 1);
+    }
+
+    #[test]
+    fn a_missing_directory_is_a_clear_error() {
+        let err = read_input(&PayloadSource::Directory("/nonexistent/payload".into())).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("payload /nonexistent/payload: no such directory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn payload_argument() {
+        assert_eq!(PayloadSource::from_arg(None), PayloadSource::Bundled);
+        assert_eq!(
+            PayloadSource::from_arg(Some("file:///x")),
+            PayloadSource::Directory("/x".into())
+        );
+    }
+}

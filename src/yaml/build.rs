@@ -1,0 +1,364 @@
+//! Builds a JSON value from libyaml events with go-yaml v2 semantics (decoding into
+//! `interface{}` and then through sigs.k8s.io/yaml's key conversion).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::events::{Event, EventParser, Mark, ScalarStyle, SyntaxError};
+use super::resolve::{Scalar, resolve_plain, resolve_tagged};
+use super::{Error, Position};
+
+/// Nesting deeper than this is refused instead of risking the stack on hostile input.
+/// (The deepest document of the real payload corpus nests 40 levels.)
+const MAX_DEPTH: usize = 200;
+/// Alias expansion budget (in values copied): go-yaml refuses "excessive aliasing" too.
+const MAX_ALIAS_COPIES: usize = 10_000_000;
+
+/// Parses one YAML document (the first in `text`) into a JSON value. An empty document, or one
+/// holding only comments, is `null` (the CVO skips those).
+pub fn parse_document(text: &str) -> Result<Value, Error> {
+    let mut builder = Builder {
+        parser: EventParser::new(text.as_bytes()),
+        anchors: HashMap::new(),
+        alias_copies: 0,
+    };
+    builder.document()
+}
+
+struct Builder<'a> {
+    parser: EventParser<'a>,
+    /// Anchored values with their size, for alias expansion.
+    anchors: HashMap<String, (Value, usize)>,
+    alias_copies: usize,
+}
+
+impl Builder<'_> {
+    fn document(&mut self) -> Result<Value, Error> {
+        loop {
+            let (event, mark) = self.next()?;
+            match event {
+                Event::StreamStart => continue,
+                Event::StreamEnd => return Ok(Value::Null),
+                Event::DocumentStart => break,
+                other => return Err(unexpected(&other, mark)),
+            }
+        }
+        let (event, mark) = self.next()?;
+        if event == Event::DocumentEnd {
+            return Ok(Value::Null);
+        }
+        Ok(self.node(event, mark, 0)?.0)
+    }
+
+    fn next(&mut self) -> Result<(Event, Mark), Error> {
+        self.parser.next_event().map_err(syntax)
+    }
+
+    /// A node and how many values it holds (for the alias budget).
+    fn node(&mut self, event: Event, mark: Mark, depth: usize) -> Result<(Value, usize), Error> {
+        if depth > MAX_DEPTH {
+            return Err(at(
+                format!("document is nested deeper than {MAX_DEPTH} levels"),
+                mark,
+            ));
+        }
+        match event {
+            Event::Scalar {
+                anchor,
+                tag,
+                value,
+                style,
+            } => {
+                let scalar = scalar(value, style, tag.as_deref(), mark)?;
+                let json = scalar.into_json().map_err(|m| at(m, mark))?;
+                Ok(self.remember(anchor, json, 1))
+            }
+            Event::SequenceStart { anchor, .. } => {
+                let (items, size) = self.sequence(depth)?;
+                Ok(self.remember(anchor, Value::Array(items), size))
+            }
+            Event::MappingStart { anchor, .. } => {
+                let (map, size) = self.mapping(depth)?;
+                Ok(self.remember(anchor, Value::Object(map), size))
+            }
+            Event::Alias(name) => self.alias(&name, mark),
+            other => Err(unexpected(&other, mark)),
+        }
+    }
+
+    fn remember(&mut self, anchor: Option<String>, value: Value, size: usize) -> (Value, usize) {
+        if let Some(name) = anchor {
+            self.anchors.insert(name, (value.clone(), size));
+        }
+        (value, size)
+    }
+
+    fn alias(&mut self, name: &str, mark: Mark) -> Result<(Value, usize), Error> {
+        let (value, size) = self
+            .anchors
+            .get(name)
+            .ok_or_else(|| at(format!("unknown anchor '{name}' referenced"), mark))?;
+        self.alias_copies += size;
+        if self.alias_copies > MAX_ALIAS_COPIES {
+            return Err(at("document contains excessive aliasing", mark));
+        }
+        Ok((value.clone(), *size))
+    }
+
+    fn sequence(&mut self, depth: usize) -> Result<(Vec<Value>, usize), Error> {
+        let mut items = Vec::new();
+        let mut size = 1;
+        loop {
+            let (event, mark) = self.next()?;
+            if event == Event::SequenceEnd {
+                return Ok((items, size));
+            }
+            let (item, item_size) = self.node(event, mark, depth + 1)?;
+            size += item_size;
+            items.push(item);
+        }
+    }
+
+    fn mapping(&mut self, depth: usize) -> Result<(Map<String, Value>, usize), Error> {
+        let mut map = Map::new();
+        let mut size = 1;
+        loop {
+            let (event, mark) = self.next()?;
+            if event == Event::MappingEnd {
+                return Ok((map, size));
+            }
+            let key = self.key(event, mark)?;
+            let (value_event, value_mark) = self.next()?;
+            let (value, value_size) = self.node(value_event, value_mark, depth + 1)?;
+            size += 1 + value_size;
+            match key {
+                Key::Merge => merge_into(&mut map, value).map_err(|m| at(m, value_mark))?,
+                // go-yaml v2 (non-strict) keeps the last of duplicated keys.
+                Key::Name(name) => {
+                    map.insert(name, value);
+                }
+            }
+        }
+    }
+
+    fn key(&mut self, event: Event, mark: Mark) -> Result<Key, Error> {
+        match event {
+            Event::Scalar {
+                tag, value, style, ..
+            } => match scalar(value, style, tag.as_deref(), mark)? {
+                Scalar::Merge => Ok(Key::Merge),
+                other => other.into_key().map(Key::Name).map_err(|m| at(m, mark)),
+            },
+            Event::Alias(name) => match self.alias(&name, mark)?.0 {
+                Value::String(s) => Ok(Key::Name(s)),
+                Value::Number(n) => Ok(Key::Name(n.to_string())),
+                Value::Bool(b) => Ok(Key::Name(b.to_string())),
+                _ => Err(at(
+                    "invalid map key: an alias to a collection or null is used as a key",
+                    mark,
+                )),
+            },
+            Event::MappingStart { .. } | Event::SequenceStart { .. } => Err(at(
+                "invalid map key: a mapping or sequence is used as a key (an unquoted `{{...}}` template reads as a flow mapping; quote it)",
+                mark,
+            )),
+            other => Err(unexpected(&other, mark)),
+        }
+    }
+}
+
+enum Key {
+    Name(String),
+    Merge,
+}
+
+fn scalar(
+    value: String,
+    style: ScalarStyle,
+    tag: Option<&str>,
+    mark: Mark,
+) -> Result<Scalar, Error> {
+    match (tag, style) {
+        // A lone `!` is the non-specific tag: the scalar is a string.
+        (Some("!"), _) => Ok(Scalar::Str(value)),
+        (Some(tag), _) => resolve_tagged(&value, tag).map_err(|m| at(m, mark)),
+        (None, ScalarStyle::Plain) => Ok(resolve_plain(&value)),
+        (None, _) => Ok(Scalar::Str(value)),
+    }
+}
+
+/// `<<: *base` or `<<: [*a, *b]`; earlier maps in a list win, as in go-yaml v2.
+fn merge_into(map: &mut Map<String, Value>, value: Value) -> Result<(), String> {
+    const MESSAGE: &str = "map merge requires map or sequence of maps as the value";
+    match value {
+        Value::Object(source) => {
+            map.extend(source);
+            Ok(())
+        }
+        Value::Array(items) => {
+            for item in items.into_iter().rev() {
+                match item {
+                    Value::Object(source) => map.extend(source),
+                    _ => return Err(MESSAGE.to_string()),
+                }
+            }
+            Ok(())
+        }
+        _ => Err(MESSAGE.to_string()),
+    }
+}
+
+fn position(mark: Mark) -> Position {
+    Position {
+        line: mark.line + 1,
+        column: mark.column + 1,
+    }
+}
+
+fn at(message: impl Into<String>, mark: Mark) -> Error {
+    Error::new(message, Some(position(mark)))
+}
+
+fn syntax(e: SyntaxError) -> Error {
+    let message = match e.context {
+        Some(context) => format!("{context}: {}", e.problem),
+        None => e.problem,
+    };
+    Error {
+        message,
+        position: Some(position(e.mark)),
+        started_at: e.context_mark.map(position),
+    }
+}
+
+fn unexpected(event: &Event, mark: Mark) -> Error {
+    at(format!("unexpected YAML event {event:?}"), mark)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(text: &str) -> Value {
+        parse_document(text).unwrap()
+    }
+
+    #[test]
+    fn reads_yaml_1_1_scalars_like_go() {
+        let v = parse("a: yes\nb: on\nc: 0755\nd: '0755'\ne: 1.0\nf: ~\ng: \"yes\"\nh: 08\n");
+        assert_eq!(
+            v,
+            json!({"a": true, "b": true, "c": 493, "d": "0755", "e": 1.0, "f": null, "g": "yes", "h": 8.0})
+        );
+    }
+
+    #[test]
+    fn the_last_duplicated_key_wins() {
+        let v = parse("metadata:\n  annotations:\n    a: first\n    a: second\n");
+        assert_eq!(v, json!({"metadata": {"annotations": {"a": "second"}}}));
+    }
+
+    #[test]
+    fn reads_quoted_continuation_lines_not_indented_past_their_key() {
+        // The shape of 0000_20_kube-apiserver-operator_00_scc-nested-container.yaml.
+        let text = "metadata:\n  annotations:\n    d: 'first line\n    second line\n    third'\n  name: x\n";
+        let v = parse(text);
+        assert_eq!(
+            v["metadata"]["annotations"]["d"],
+            json!("first line second line third")
+        );
+        assert_eq!(v["metadata"]["name"], json!("x"));
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        assert_eq!(parse("\u{feff}kind: A\n"), json!({"kind": "A"}));
+    }
+
+    #[test]
+    fn empty_and_comment_only_documents_are_null() {
+        assert_eq!(parse(""), Value::Null);
+        assert_eq!(parse("# nothing here\n"), Value::Null);
+        assert_eq!(parse("null\n"), Value::Null);
+    }
+
+    #[test]
+    fn anchors_aliases_and_merge_keys() {
+        let v = parse("base: &b {p: 1, q: 2}\nderived:\n  <<: *b\n  q: 3\nlist: [*b]\n");
+        assert_eq!(v["derived"], json!({"p": 1, "q": 3}));
+        assert_eq!(v["list"], json!([{"p": 1, "q": 2}]));
+        // `y` is a YAML 1.1 boolean, so go-yaml turns this key into "true".
+        assert_eq!(parse("y: 1\n"), json!({"true": 1}));
+        let v = parse("a: &a {k: 1}\nb: &b {k: 2, j: 2}\nc:\n  <<: [*a, *b]\n");
+        assert_eq!(v["c"], json!({"k": 1, "j": 2}));
+    }
+
+    #[test]
+    fn non_string_keys_become_strings() {
+        assert_eq!(
+            parse("1: a\ntrue: b\n1.5: c\n"),
+            json!({"1": "a", "true": "b", "1.5": "c"})
+        );
+    }
+
+    #[test]
+    fn explicit_tags() {
+        assert_eq!(
+            parse("a: !!str 123\nb: !!int \"7\"\nc: !custom x\n"),
+            json!({"a": "123", "b": 7, "c": "x"})
+        );
+    }
+
+    #[test]
+    fn errors_carry_positions() {
+        let err = parse_document("a: b\nc: [d\n").unwrap_err();
+        assert!(err.position.is_some_and(|p| p.line >= 2), "{err:?}");
+        let err = parse_document("a: *nope\n").unwrap_err();
+        assert_eq!(err.message, "unknown anchor 'nope' referenced");
+        assert_eq!(err.position, Some(Position { line: 1, column: 4 }));
+    }
+
+    #[test]
+    fn template_braces_as_a_key_are_a_clear_error() {
+        let err = parse_document("image: {{.ReleaseImage}}\n").unwrap_err();
+        assert!(err.message.contains("invalid map key"), "{}", err.message);
+    }
+
+    #[test]
+    fn nan_has_no_json_form() {
+        assert!(
+            parse_document("a: .nan\n")
+                .unwrap_err()
+                .message
+                .contains("unsupported value: NaN")
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let text = "[".repeat(2000) + &"]".repeat(2000);
+        assert!(
+            parse_document(&text)
+                .unwrap_err()
+                .message
+                .contains("nested deeper")
+        );
+    }
+
+    #[test]
+    fn billion_laughs_is_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            text.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+        }
+        assert!(
+            parse_document(&text)
+                .unwrap_err()
+                .message
+                .contains("excessive aliasing")
+        );
+    }
+}

@@ -1,0 +1,215 @@
+//! Reading manifest files the way the upstream CVO does (go-yaml v2 through sigs.k8s.io/yaml,
+//! split into documents by the Kubernetes `YAMLOrJSONDecoder`).
+//!
+//! * [`split_stream`] cuts a file into documents exactly like apimachinery's `YAMLReader`
+//!   (lines starting with `---`), or into JSON values when the file starts with `{`;
+//! * [`parse_document`] turns one YAML document into a JSON value with go-yaml v2 semantics:
+//!   YAML 1.1 scalars, the last of duplicated keys wins, merge keys, anchors;
+//! * [`go_json`] writes a value as Go's `encoding/json` would (sorted keys, HTML escaping,
+//!   Go float formatting), which is what the version hash is computed over.
+
+mod build;
+mod events;
+mod gojson;
+mod resolve;
+
+pub use build::parse_document;
+pub use gojson::{go_json, write_go_json};
+
+use serde_json::Value;
+
+/// A position inside a file: 1-based line and column.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// What went wrong reading YAML or JSON, with where (relative to the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    pub message: String,
+    pub position: Option<Position>,
+    /// Where the construct holding the problem started (an unclosed `[`, a quoted scalar...).
+    pub started_at: Option<Position>,
+}
+
+impl Error {
+    pub fn new(message: impl Into<String>, position: Option<Position>) -> Self {
+        Error {
+            message: message.into(),
+            position,
+            started_at: None,
+        }
+    }
+}
+
+/// One document of a file, as cut by the stream splitter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk<'a> {
+    /// The document's own text, byte for byte (separator lines excluded).
+    pub text: &'a str,
+    /// 1-based line of the file where the text starts.
+    pub line: usize,
+    /// For JSON streams, the parsed value (YAML chunks are parsed separately).
+    pub json: Option<Value>,
+}
+
+/// Whether the Kubernetes decoder would read this file as a JSON stream: its first non-space
+/// character is `{`. A byte-order mark is not a space, so such files are read as YAML.
+pub fn is_json_stream(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// Cuts a file into documents. YAML: on lines beginning with `---` whose rest is blank or a
+/// comment (anything else is the upstream error `invalid Yaml document separator`). JSON:
+/// concatenated values.
+pub fn split_stream(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
+    if is_json_stream(text) {
+        split_json(text)
+    } else {
+        split_yaml(text)
+    }
+}
+
+fn split_yaml(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
+    let mut chunks = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // (byte offset, line) of the open chunk
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        let line_no = index + 1;
+        if let Some(rest) = line.strip_prefix("---") {
+            let trimmed = rest.trim();
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                return Err(Error::new(
+                    format!("invalid Yaml document separator: {trimmed}"),
+                    Some(Position {
+                        line: line_no,
+                        column: 1,
+                    }),
+                ));
+            }
+            if let Some((begin, begin_line)) = start.take() {
+                chunks.push(yaml_chunk(&text[begin..offset], begin_line));
+            }
+        } else if start.is_none() {
+            start = Some((offset, line_no));
+        }
+        offset += line.len();
+    }
+    if let Some((begin, begin_line)) = start {
+        chunks.push(yaml_chunk(&text[begin..], begin_line));
+    }
+    Ok(chunks)
+}
+
+fn yaml_chunk(text: &str, line: usize) -> Chunk<'_> {
+    Chunk {
+        text,
+        line,
+        json: None,
+    }
+}
+
+fn split_json(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
+    let mut chunks = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut end = 0;
+    while let Some(next) = stream.next() {
+        let value = next.map_err(|e| {
+            Error::new(
+                json_message(&e),
+                Some(Position {
+                    line: e.line(),
+                    column: e.column(),
+                }),
+            )
+        })?;
+        let begin = end + (text[end..].len() - text[end..].trim_start().len());
+        end = stream.byte_offset();
+        let line = text[..begin].matches('\n').count() + 1;
+        chunks.push(Chunk {
+            text: &text[begin..end],
+            line,
+            json: Some(value),
+        });
+    }
+    Ok(chunks)
+}
+
+fn json_message(e: &serde_json::Error) -> String {
+    // serde_json appends " at line L column C"; the position is reported separately.
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(input: &str) -> Vec<(&str, usize)> {
+        split_stream(input)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.text, c.line))
+            .collect()
+    }
+
+    #[test]
+    fn splits_on_separator_lines_with_comments() {
+        let input = "a: 1\n--- # second\nb: 2\n---\n---   \nc: 3\n";
+        assert_eq!(
+            texts(input),
+            vec![("a: 1\n", 1), ("b: 2\n", 3), ("c: 3\n", 6)]
+        );
+    }
+
+    #[test]
+    fn a_leading_separator_starts_no_document() {
+        assert_eq!(texts("---\na: 1\n"), vec![("a: 1\n", 2)]);
+        assert_eq!(
+            texts("# only a comment\n---\n"),
+            vec![("# only a comment\n", 1)]
+        );
+    }
+
+    #[test]
+    fn rejects_content_on_a_separator_line_like_upstream() {
+        let err = split_stream("a: 1\n--- b: 2\n").unwrap_err();
+        assert_eq!(err.message, "invalid Yaml document separator: b: 2");
+        assert_eq!(err.position, Some(Position { line: 2, column: 1 }));
+    }
+
+    #[test]
+    fn a_separator_must_start_the_line() {
+        assert_eq!(texts("a: |\n  ---\n"), vec![("a: |\n  ---\n", 1)]);
+    }
+
+    #[test]
+    fn splits_concatenated_json_values_keeping_their_bytes() {
+        let input = "{\"a\": 1}\n  {\"b\":\n 2}";
+        let chunks = split_stream(input).unwrap();
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks[0].text, "{\"a\": 1}");
+        assert_eq!(chunks[1].text, "{\"b\":\n 2}");
+        assert_eq!(chunks[1].line, 2);
+        assert_eq!(chunks[1].json, Some(serde_json::json!({"b": 2})));
+    }
+
+    #[test]
+    fn bad_json_names_the_position() {
+        let err = split_stream("{\"a\": }").unwrap_err();
+        assert_eq!(err.position.map(|p| p.line), Some(1));
+        assert!(!err.message.contains(" at line "), "{}", err.message);
+    }
+
+    #[test]
+    fn a_byte_order_mark_means_yaml() {
+        assert!(!is_json_stream("\u{feff}{\"a\":1}"));
+        assert!(is_json_stream("\n  {\"a\":1}"));
+    }
+}

@@ -1,0 +1,117 @@
+//! The payload bundled into the binary (`payloads/4.18.0`): it loads, and each inclusion rule it
+//! exercises gives the verdict worked out by hand for it (payloads/README.md lists the files).
+
+use std::collections::BTreeSet;
+
+use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
+use cvo::include::{CapabilityFilter, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
+use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+
+fn bundled() -> Payload {
+    Payload::from_input(
+        read_input(&PayloadSource::Bundled).unwrap(),
+        &LoadOptions::default(),
+    )
+    .unwrap()
+}
+
+fn config(
+    profile: &str,
+    feature_set: &str,
+    gates: &[&str],
+    exclude: Option<&str>,
+) -> InclusionConfig {
+    let gates: BTreeSet<String> = gates.iter().map(|g| g.to_string()).collect();
+    let caps = set_capabilities(
+        &Registry::standard(),
+        Some(&CapabilitiesSpec::default()),
+        &[],
+        &gates,
+    );
+    InclusionConfig {
+        exclude_identifier: exclude.map(str::to_string),
+        required_feature_set: Some(feature_set.into()),
+        profile: Some(profile.into()),
+        capabilities: Some(CapabilityFilter {
+            known_capabilities: caps.known,
+            enabled_capabilities: caps.enabled,
+        }),
+        overrides: None,
+        enabled_feature_gates: Some(gates),
+        major_version: Some(4),
+        allow_unknown_capabilities: false,
+    }
+}
+
+/// (file, reason) of every excluded document.
+fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)> {
+    payload
+        .evaluate(config)
+        .into_iter()
+        .filter_map(|(m, v)| v.err().map(|e| (m.file.to_string(), e.to_string())))
+        .collect()
+}
+
+#[test]
+fn metadata_and_documents() {
+    let payload = bundled();
+    assert_eq!(payload.version(), Some("4.18.0"));
+    assert_eq!(payload.manifests.len(), 36);
+    assert_eq!(payload.images.len(), 8);
+    assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
+    let deployment = payload
+        .manifests
+        .iter()
+        .find(|m| m.file.contains("cluster-version-operator_30_deployment"))
+        .unwrap();
+    let text = deployment.original_text();
+    assert!(
+        !text.contains("{{"),
+        "templates are rendered at load: {text}"
+    );
+    assert!(text.contains(&payload.images["cluster-version-operator"]));
+}
+
+#[test]
+fn default_install_excludes_exactly_three() {
+    let payload = bundled();
+    assert_eq!(
+        excluded(&payload, &config(DEFAULT_CLUSTER_PROFILE, "", &[], None)),
+        vec![
+            ("0000_10_config-operator_01_nodes-TechPreviewNoUpgrade.crd.yaml".into(), "\"Default\" is required, and release.openshift.io/feature-set=CustomNoUpgrade,DevPreviewNoUpgrade,TechPreviewNoUpgrade".into()),
+            ("0000_50_cluster-config-api_featureGate-SelfManagedHA-Default.yaml".into(), "unrecognized value include.release.openshift.io/self-managed-high-availability=false-except-for-the-config-operator".into()),
+            ("0000_50_cluster-ingress-operator_00-cluster-role-gateway-api.yaml".into(), "feature gate GatewayAPIWithoutOLM is required but not enabled".into()),
+        ]
+    );
+}
+
+#[test]
+fn other_configurations() {
+    let payload = bundled();
+    let count = |c: &InclusionConfig| payload.included(c).len();
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 32);
+    assert_eq!(
+        count(&config(
+            DEFAULT_CLUSTER_PROFILE,
+            "",
+            &[],
+            Some("internal-openshift-hosted")
+        )),
+        31
+    );
+    let tech_preview = excluded(
+        &payload,
+        &config(DEFAULT_CLUSTER_PROFILE, "TechPreviewNoUpgrade", &[], None),
+    );
+    assert_eq!(tech_preview.len(), 3);
+    assert_eq!(
+        tech_preview[0].1,
+        "\"TechPreviewNoUpgrade\" is required, and release.openshift.io/feature-set=Default"
+    );
+    let gated = excluded(
+        &payload,
+        &config(DEFAULT_CLUSTER_PROFILE, "", &["GatewayAPIWithoutOLM"], None),
+    );
+    assert!(gated.iter().any(|(_, r)| r
+        == "feature gate GatewayAPIWithoutOLM is enabled but manifest requires it to be disabled"));
+}

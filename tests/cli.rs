@@ -1,0 +1,522 @@
+//! The command line as users run it: outputs, exit codes and error messages.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn cvo() -> Command {
+    let mut cmd = Command::cargo_bin("cvo").unwrap();
+    cmd.env_remove("CLUSTER_PROFILE").env_remove("RUST_LOG");
+    cmd
+}
+
+fn stdout(cmd: &mut Command) -> String {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    String::from_utf8(out).unwrap()
+}
+
+fn json(cmd: &mut Command) -> Value {
+    serde_json::from_str(&stdout(cmd)).unwrap()
+}
+
+/// A payload root in a temp dir with the given release-manifests files.
+fn payload(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let rm = dir.path().join("release-manifests");
+    fs::create_dir_all(&rm).unwrap();
+    fs::create_dir_all(dir.path().join("manifests")).unwrap();
+    fs::write(
+        rm.join("release-metadata"),
+        r#"{"kind":"cincinnati-metadata-v0","version":"4.18.0"}"#,
+    )
+    .unwrap();
+    fs::write(
+        rm.join("image-references"),
+        r#"{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"4.18.0"}}"#,
+    )
+    .unwrap();
+    for (name, text) in files {
+        fs::write(rm.join(name), text).unwrap();
+    }
+    dir
+}
+
+const GOOD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\n  namespace: ns\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+
+fn error_output(dir: &Path) -> String {
+    let assert = cvo()
+        .args(["explain", "--payload"])
+        .arg(dir)
+        .assert()
+        .code(1);
+    String::from_utf8(assert.get_output().stderr.clone()).unwrap()
+}
+
+#[test]
+fn render_without_arguments_renders_the_bundled_payload() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = stdout(cvo().current_dir(cwd.path()).arg("render"));
+    assert!(out.contains("bundled:4.18.0"), "{out}");
+    let rendered = fs::read_dir(cwd.path().join("_output/manifests"))
+        .unwrap()
+        .count();
+    assert!(rendered > 10, "{rendered} files");
+    // Rendering again replaces the directory, it does not add to it.
+    stdout(
+        cvo()
+            .current_dir(cwd.path())
+            .args(["render", "--capabilities-baseline", "None"]),
+    );
+    assert!(
+        fs::read_dir(cwd.path().join("_output/manifests"))
+            .unwrap()
+            .count()
+            < rendered
+    );
+}
+
+#[test]
+fn render_keeps_original_text_and_can_write_raw_json() {
+    let text = format!(
+        "# a comment\n{GOOD}---\n{}",
+        GOOD.replace("name: good", "name: other")
+            .replace("\"true\"", "\"false\"")
+    );
+    let dir = payload(&[("0000_10_a_x.yaml", &text)]);
+    let out = tempfile::tempdir().unwrap();
+    let summary = stdout(
+        cvo()
+            .args(["render", "--payload"])
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(out.path()),
+    );
+    assert!(summary.contains("documents kept: 1 of 2"), "{summary}");
+    assert!(summary.contains("excluded (profile): 1"), "{summary}");
+    assert_eq!(
+        fs::read_to_string(out.path().join("manifests/0000_10_a_x.yaml")).unwrap(),
+        format!("# a comment\n{GOOD}")
+    );
+    stdout(
+        cvo()
+            .args(["render", "--format", "json", "--payload"])
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(out.path()),
+    );
+    let raw = fs::read_to_string(out.path().join("manifests/0000_10_a_x.yaml")).unwrap();
+    assert!(
+        raw.starts_with(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations""#),
+        "{raw}"
+    );
+}
+
+#[test]
+fn explain_json_gives_every_document_with_upstream_reasons() {
+    let dir = payload(&[
+        ("0000_10_a_x.yaml", GOOD),
+        (
+            "0000_20_b_x.yaml",
+            &GOOD.replace("name: good", "name: console").replace(
+                "  annotations:\n",
+                "  annotations:\n    capability.openshift.io/name: Console\n",
+            ),
+        ),
+    ]);
+    let rows = json(
+        cvo()
+            .args([
+                "explain",
+                "-o",
+                "json",
+                "--capabilities-baseline",
+                "None",
+                "--payload",
+            ])
+            .arg(dir.path()),
+    );
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["included"], true);
+    assert_eq!(rows[0]["reason"], Value::Null);
+    assert_eq!(rows[1]["reason"], "disabled capabilities: Console");
+    assert_eq!(rows[1]["capabilities"], serde_json::json!(["Console"]));
+    for key in [
+        "file",
+        "dir",
+        "index",
+        "apiVersion",
+        "kind",
+        "namespace",
+        "name",
+        "capabilities",
+        "included",
+        "reason",
+    ] {
+        assert!(rows[0].get(key).is_some(), "missing {key}");
+    }
+    let one = json(
+        cvo()
+            .args(["explain", "-o", "json", "--payload"])
+            .arg(dir.path())
+            .arg("configmap/console"),
+    );
+    assert_eq!(one.as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn inclusion_file_replaces_the_flags() {
+    let dir = payload(&[("0000_10_a_x.yaml", GOOD)]);
+    let config = dir.path().join("inclusion.json");
+    fs::write(&config, r#"{"profile":"single-node-developer"}"#).unwrap();
+    let rows = json(
+        cvo()
+            .args(["explain", "-o", "json", "--inclusion"])
+            .arg(&config)
+            .arg("--payload")
+            .arg(dir.path()),
+    );
+    assert_eq!(
+        rows[0]["reason"],
+        "include.release.openshift.io/single-node-developer unset"
+    );
+    cvo()
+        .args(["explain", "--inclusion"])
+        .arg(&config)
+        .args(["--feature-set", "OKD"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn install_config_and_cluster_version_inputs() {
+    let console = GOOD.replace("name: good", "name: console").replace(
+        "  annotations:\n",
+        "  annotations:\n    capability.openshift.io/name: Console\n",
+    );
+    let dir = payload(&[("0000_10_a_x.yaml", &console)]);
+    let install = dir.path().join("install-config.yaml");
+    fs::write(&install, "apiVersion: v1\nfeatureSet: TechPreviewNoUpgrade\ncapabilities:\n  baselineCapabilitySet: None\n").unwrap();
+    let rows = json(
+        cvo()
+            .args(["explain", "-o", "json", "--install-config"])
+            .arg(&install)
+            .arg("--payload")
+            .arg(dir.path()),
+    );
+    assert_eq!(rows[0]["reason"], "disabled capabilities: Console");
+    let cv = dir.path().join("cv.yaml");
+    fs::write(&cv, "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\nspec:\n  capabilities:\n    baselineCapabilitySet: None\n  overrides:\n  - {kind: ConfigMap, group: '', namespace: ns, name: console, unmanaged: true}\nstatus:\n  capabilities:\n    enabledCapabilities: [Console]\n").unwrap();
+    let rows = json(
+        cvo()
+            .args(["explain", "-o", "json", "--cluster-version"])
+            .arg(&cv)
+            .arg("--payload")
+            .arg(dir.path()),
+    );
+    // Console stays enabled (it was enabled before), so the override is what excludes it.
+    assert_eq!(rows[0]["reason"], "overridden");
+    fs::write(&install, "capabilities:\n  baselineCapabilitySet: v9\n").unwrap();
+    let err = cvo()
+        .args(["explain", "--install-config"])
+        .arg(&install)
+        .arg("--payload")
+        .arg(dir.path())
+        .assert()
+        .code(1);
+    assert!(
+        String::from_utf8_lossy(&err.get_output().stderr)
+            .contains("unrecognized baselineCapabilitySet \"v9\"")
+    );
+}
+
+#[test]
+fn hash_matches_the_upstream_fixture() {
+    let Some(root) = support::corpus() else {
+        return;
+    };
+    let out = stdout(
+        cvo()
+            .args(["hash", "--exclude", "exclude-test", "--payload"])
+            .arg(root.join("cvo-testdata/payloadtest")),
+    );
+    assert_eq!(out.trim(), "DL-FFQ2Uem8=");
+}
+
+#[test]
+fn render_and_explain_run_clean_on_the_real_payload() {
+    let Some(root) = support::corpus() else {
+        return;
+    };
+    let corpus = root.join("openshift-payload");
+    let rows = json(
+        cvo()
+            .args(["explain", "-o", "json", "--payload"])
+            .arg(&corpus),
+    );
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 988);
+    let included_files: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r["included"] == true)
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    let summary = stdout(
+        cvo()
+            .args(["render", "--payload"])
+            .arg(&corpus)
+            .arg("--output-dir")
+            .arg(out.path()),
+    );
+    assert!(summary.contains("documents kept: 827 of 988"), "{summary}");
+    assert_eq!(
+        fs::read_dir(out.path().join("manifests")).unwrap().count(),
+        included_files.len()
+    );
+    // A file whose documents are all kept is written byte for byte.
+    let name = "0000_50_console-operator_01-oauth.yaml";
+    if included_files.contains(name) {
+        assert_eq!(
+            fs::read(out.path().join("manifests").join(name)).unwrap(),
+            fs::read(corpus.join("release-manifests").join(name)).unwrap()
+        );
+    }
+}
+
+#[test]
+fn graph_json_and_dot() {
+    let files: Vec<(String, String)> = ["0000_10_a_x.yaml", "0000_10_b_x.yaml", "0000_20_a_x.yaml"]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            (
+                f.to_string(),
+                GOOD.replace("name: good", &format!("name: n{i}")),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = payload(&refs);
+    let graph = json(
+        cvo()
+            .args(["graph", "-o", "json", "--payload"])
+            .arg(dir.path()),
+    );
+    let nodes = graph["nodes"].as_array().unwrap();
+    let tasks: usize = nodes
+        .iter()
+        .map(|n| n["tasks"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(tasks, 3);
+    assert!(
+        nodes
+            .iter()
+            .all(|n| n.get("in").is_some() && n.get("out").is_some())
+    );
+    let dot = stdout(
+        cvo()
+            .args(["graph", "-o", "dot", "--payload"])
+            .arg(dir.path()),
+    );
+    assert!(dot.starts_with("digraph"), "{dot}");
+}
+
+#[test]
+fn capabilities_json_and_sets() {
+    let caps = json(cvo().args([
+        "capabilities",
+        "-o",
+        "json",
+        "--baseline",
+        "None",
+        "--prior",
+        "Console",
+        "--always-enable",
+        "Ingress",
+    ]));
+    assert_eq!(
+        caps["enabledCapabilities"],
+        serde_json::json!(["Console", "Ingress"])
+    );
+    assert_eq!(
+        caps["implicitlyEnabledCapabilities"],
+        serde_json::json!(["Console", "Ingress"])
+    );
+    assert_eq!(caps["knownCapabilities"].as_array().unwrap().len(), 17);
+    let sets = json(cvo().args(["capabilities", "sets", "-o", "json"]));
+    assert_eq!(sets.as_object().unwrap().len(), 10);
+    assert_eq!(
+        sets["v4.11"],
+        serde_json::json!([
+            "baremetal",
+            "marketplace",
+            "openshift-samples",
+            "MachineAPI"
+        ])
+    );
+    let known = tempfile::NamedTempFile::new().unwrap();
+    fs::write(known.path(), "NewThing\n").unwrap();
+    let caps = json(
+        cvo()
+            .args(["capabilities", "-o", "json", "--known-capabilities-file"])
+            .arg(known.path()),
+    );
+    assert!(
+        caps["knownCapabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("NewThing"))
+    );
+    cvo()
+        .args(["capabilities", "--baseline", "v9"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn usage_errors_exit_2_and_input_errors_exit_1() {
+    cvo().args(["render", "--no-such-flag"]).assert().code(2);
+    cvo()
+        .args(["explain", "--payload", "/nonexistent/payload"])
+        .assert()
+        .code(1);
+    cvo()
+        .args(["explain", "--capabilities-baseline", "v9"])
+        .assert()
+        .code(1);
+}
+
+/// Each kind of bad input gives an error naming the file (and line), what is wrong and the fix.
+#[test]
+fn bad_payloads_get_clear_errors() {
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (
+            &[(
+                "0000_10_a_x.yaml",
+                "kind: ConfigMap\nmetadata:\n  name: [unclosed\n",
+            )],
+            &[
+                "release-manifests/0000_10_a_x.yaml:4:1 (document 0): while parsing a flow sequence: did not find expected ',' or ']' (it started at line 3 column 9)",
+                "help: fix the YAML/JSON syntax",
+            ],
+        ),
+        (
+            &[(
+                "0000_10_a_x.yaml",
+                &format!("{GOOD}---\n- just\n- a list\n"),
+            )],
+            &[
+                "release-manifests/0000_10_a_x.yaml:9:1 (document 1): document is a sequence, not a mapping",
+                "help: each document must be a Kubernetes object",
+            ],
+        ),
+        (
+            &[(
+                "0000_10_a_x.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: ns\n",
+            )],
+            &[
+                "must contain kubernetes required fields kind and name",
+                "help: set `kind` and `metadata.name`",
+            ],
+        ),
+        (
+            &[("0000_10_a_x.yaml", &format!("{GOOD}---\n{GOOD}"))],
+            &[
+                "release-manifests/0000_10_a_x.yaml:9:1 (document 1): duplicate resource: (Group: \"\" Kind: \"ConfigMap\" Namespace: \"ns\" Name: \"good\")",
+            ],
+        ),
+        (
+            &[("0000_10_a_x.json", "{\"kind\": \"A\",\n \"metadata\": }")],
+            &["release-manifests/0000_10_a_x.json:2:"],
+        ),
+        (
+            &[("0000_10_a_x.yaml", "a: 1\n--- b\n")],
+            &["invalid Yaml document separator: b"],
+        ),
+    ];
+    for (files, expected) in cases {
+        let dir = payload(files);
+        let err = error_output(dir.path());
+        for e in *expected {
+            assert!(err.contains(e), "expected {e:?} in:\n{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn bad_metadata_and_unreadable_files_get_clear_errors() {
+    let dir = payload(&[("0000_10_a_x.yaml", GOOD)]);
+    let rm = dir.path().join("release-manifests");
+    fs::write(
+        rm.join("release-metadata"),
+        r#"{"kind":"cincinnati-metadata-v1","version":"4.18.0"}"#,
+    )
+    .unwrap();
+    assert!(error_output(dir.path()).contains("release-manifests/release-metadata: unrecognized Cincinnati metadata kind \"cincinnati-metadata-v1\""));
+    fs::write(
+        rm.join("release-metadata"),
+        r#"{"kind":"cincinnati-metadata-v0","version":"4.18"}"#,
+    )
+    .unwrap();
+    assert!(error_output(dir.path()).contains("invalid Cincinnati metadata version \"4.18\""));
+    fs::write(
+        rm.join("release-metadata"),
+        r#"{"kind":"cincinnati-metadata-v0","version":"4.19.0"}"#,
+    )
+    .unwrap();
+    let err = error_output(dir.path());
+    assert!(
+        err.contains(
+            "version from image-references (4.18.0) differs from release-metadata (4.19.0)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("help: image-references must be"), "{err}");
+    fs::write(
+        rm.join("release-metadata"),
+        r#"{"kind":"cincinnati-metadata-v0","version":"4.18.0"}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/nonexistent/target.yaml", rm.join("0000_20_b_x.yaml")).unwrap();
+    let err = error_output(dir.path());
+    assert!(
+        err.contains("release-manifests/0000_20_b_x.yaml: cannot read file"),
+        "{err}"
+    );
+    fs::write(rm.join("0000_30_c_x.yaml"), b"kind: \xff\xfe\n").unwrap();
+    let err = error_output(dir.path());
+    assert!(
+        err.contains("2 problem(s)"),
+        "every problem is reported: {err}"
+    );
+    assert!(
+        err.contains("release-manifests/0000_30_c_x.yaml: file is not valid UTF-8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_plain_directory_of_manifests_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("0000_10_a_x.yaml"), GOOD).unwrap();
+    let assert = cvo()
+        .args(["explain", "--payload"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(out.contains("plain directory of manifests"), "{out}");
+    assert!(err.contains("plain directory of manifests"), "{err}");
+}
