@@ -446,7 +446,7 @@ mod tests {
         if annotations.is_empty() {
             text = text.replace("  annotations:\n", "  annotations: {}\n");
         }
-        let (mut m, e) = parse_file("f.yaml", ManifestDir::ReleaseManifests, Arc::from(text));
+        let (mut m, e) = parse_file("f.yaml", ManifestDir::ReleaseManifests, Arc::new(text));
         assert!(e.is_empty(), "{e:?}");
         m.remove(0)
     }
@@ -468,7 +468,7 @@ mod tests {
         let (m, _) = parse_file(
             "f.yaml",
             ManifestDir::ReleaseManifests,
-            Arc::from("apiVersion: v1\nkind: A\nmetadata:\n  name: a\n"),
+            Arc::new("apiVersion: v1\nkind: A\nmetadata:\n  name: a\n".to_string()),
         );
         assert_eq!(
             reason(&m[0], &InclusionConfig::default()).as_deref(),

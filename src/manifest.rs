@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::capability::Capability;
 use crate::graph::GraphTask;
-use crate::yaml::{self, Position};
+use crate::yaml::{self, Node, Position};
 
 pub const CAPABILITY_ANNOTATION: &str = "capability.openshift.io/name";
 pub const DELETE_ANNOTATION: &str = "release.openshift.io/delete";
@@ -117,7 +117,9 @@ pub struct Manifest {
     /// `metadata.annotations` as the CVO sees them: `None` when missing, null, or holding any
     /// value that is not a string or null (then every inclusion check says "no annotations").
     pub annotations: Option<BTreeMap<String, String>>,
-    source: Arc<str>,
+    /// The whole file's text, shared by its documents (an `Arc<String>` so the file is not
+    /// copied once more when it is loaded).
+    source: Arc<String>,
     span: Range<usize>,
 }
 
@@ -128,7 +130,7 @@ impl Manifest {
     }
 
     /// The text of the whole file the document came from.
-    pub fn file_text(&self) -> &Arc<str> {
+    pub fn file_text(&self) -> &str {
         &self.source
     }
 
@@ -307,7 +309,7 @@ impl ParseErrorKind {
 pub fn parse_file(
     file: &str,
     dir: ManifestDir,
-    text: Arc<str>,
+    text: Arc<String>,
 ) -> (Vec<Manifest>, Vec<ParseError>) {
     let path = format!("{dir}/{file}");
     let error = |document, position, kind| ParseError {
@@ -329,7 +331,7 @@ pub fn parse_file(
     let mut manifests = Vec::new();
     let mut errors = Vec::new();
     let mut seen: HashMap<ManifestId, usize> = HashMap::new();
-    for chunk in chunks {
+    for mut chunk in chunks {
         let index = manifests.len()
             + errors
                 .iter()
@@ -337,7 +339,7 @@ pub fn parse_file(
                 .count();
         let start = chunk.text.as_ptr() as usize - text.as_ptr() as usize;
         let span = start..start + chunk.text.len();
-        let (value, raw) = match document_value(&chunk) {
+        let (value, raw) = match document_value(&mut chunk) {
             Ok(Some(parsed)) => parsed,
             Ok(None) => continue,
             Err(e) => {
@@ -392,19 +394,19 @@ pub fn parse_file(
 }
 
 /// A parsed document and its raw bytes.
-type Document = (Value, Box<[u8]>);
+type Document = (Node, Box<[u8]>);
 
-/// A document's value and its raw bytes, or `None` for an empty/null document (skipped).
-fn document_value(chunk: &yaml::Chunk<'_>) -> Result<Option<Document>, yaml::Error> {
-    let (value, raw) = match &chunk.json {
-        Some(value) => (value.clone(), chunk.text.trim().as_bytes().into()),
+/// A document's tree and its raw bytes, or `None` for an empty/null document (skipped).
+fn document_value(chunk: &mut yaml::Chunk<'_>) -> Result<Option<Document>, yaml::Error> {
+    let (node, raw) = match chunk.json.take() {
+        Some(value) => (Node::from(value), chunk.text.trim().as_bytes().into()),
         None => {
-            let value = yaml::parse_document(chunk.text)?;
-            let raw = yaml::go_json(&value).into_boxed_slice();
-            (value, raw)
+            let node = yaml::parse_document(chunk.text)?;
+            let raw = yaml::go_json(&node).into_boxed_slice();
+            (node, raw)
         }
     };
-    Ok((!value.is_null()).then_some((value, raw)))
+    Ok((!node.is_null()).then_some((node, raw)))
 }
 
 /// Line positions inside a document are relative to it; make them relative to the file.
@@ -421,27 +423,25 @@ type Header = (
     Option<BTreeMap<String, String>>,
 );
 
-fn header(value: &Value) -> Result<Header, ParseErrorKind> {
-    let object = value
-        .as_object()
-        .ok_or(ParseErrorKind::NotAMapping(type_name(value)))?;
+fn header(node: &Node) -> Result<Header, ParseErrorKind> {
+    let object = node
+        .as_map()
+        .ok_or(ParseErrorKind::NotAMapping(node.type_name()))?;
     let api_version = string_field(object.get("apiVersion"), "apiVersion")?;
     let kind = string_field(object.get("kind"), "kind")?;
-    let metadata = object.get("metadata").and_then(Value::as_object);
-    let name = metadata
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let namespace = metadata
-        .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let metadata = object.get("metadata").and_then(Node::as_map);
+    let field = |key: &str| {
+        metadata
+            .and_then(|m| m.get(key))
+            .and_then(Node::as_str)
+            .unwrap_or("")
+    };
     let gvk = GroupVersionKind::from_api_version(api_version, kind);
     let id = ManifestId {
         group: gvk.group.clone(),
         kind: kind.to_string(),
-        namespace: namespace.to_string(),
-        name: name.to_string(),
+        namespace: field("namespace").to_string(),
+        name: field("name").to_string(),
     };
     if id.kind.is_empty() || id.name.is_empty() {
         return Err(ParseErrorKind::MissingRequiredFields(id));
@@ -453,42 +453,30 @@ fn header(value: &Value) -> Result<Header, ParseErrorKind> {
 }
 
 fn string_field<'v>(
-    value: Option<&'v Value>,
+    value: Option<&'v Node>,
     field: &'static str,
 ) -> Result<&'v str, ParseErrorKind> {
     match value {
-        None | Some(Value::Null) => Ok(""),
-        Some(Value::String(s)) => Ok(s),
+        None | Some(Node::Null) => Ok(""),
+        Some(Node::Str(s)) => Ok(s),
         Some(other) => Err(ParseErrorKind::FieldNotString {
             field,
-            found: type_name(other),
+            found: other.type_name(),
         }),
     }
 }
 
 /// apimachinery's `NestedNullCoercingStringMap`: nulls become "", any other non-string value
 /// makes the whole map absent.
-fn string_map(value: &Value) -> Option<BTreeMap<String, String>> {
-    let object = value.as_object()?;
-    object
+fn string_map(node: &Node) -> Option<BTreeMap<String, String>> {
+    node.as_map()?
         .iter()
         .map(|(k, v)| match v {
-            Value::String(s) => Some((k.clone(), s.clone())),
-            Value::Null => Some((k.clone(), String::new())),
+            Node::Str(s) => Some((k.to_string(), s.clone())),
+            Node::Null => Some((k.to_string(), String::new())),
             _ => None,
         })
         .collect()
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a sequence",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 #[cfg(test)]
@@ -499,7 +487,7 @@ mod tests {
         parse_file(
             "0000_10_a_file.yaml",
             ManifestDir::ReleaseManifests,
-            Arc::from(text),
+            Arc::new(text.to_string()),
         )
     }
 

@@ -136,7 +136,7 @@ mod tests {
         let text = format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: ns\n  annotations:\n{cap}    x: \"1\"\n"
         );
-        parse_file("f.yaml", ManifestDir::ReleaseManifests, Arc::from(text))
+        parse_file("f.yaml", ManifestDir::ReleaseManifests, Arc::new(text))
             .0
             .remove(0)
     }
@@ -236,5 +236,115 @@ mod tests {
         );
         assert_eq!(r.capabilities, set(&["B"]));
         assert_eq!(r.causes[&Capability::from("B")].len(), 2);
+    }
+}
+
+/// Axioms 3 and 4 of the capabilities design: whatever the admin does to `spec.capabilities`
+/// and whatever upgrades happen, an enabled capability stays enabled.
+#[cfg(test)]
+mod never_shrink {
+    use super::*;
+    use crate::capability::{
+        CapabilitiesSpec, CapabilitySet, Registry, set_capabilities, set_from_implicitly_enabled,
+    };
+    use crate::include::CapabilityFilter;
+    use crate::manifest::{ManifestDir, parse_file};
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    const CAPS: &[&str] = &[
+        "Console",
+        "Insights",
+        "baremetal",
+        "Build",
+        "OperatorLifecycleManager",
+        "NotYetKnown",
+    ];
+    const RESOURCES: usize = 5;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// The admin sets spec.capabilities.
+        Spec {
+            baseline: usize,
+            additional: Vec<usize>,
+        },
+        /// An upgrade to a payload where resource i carries these capabilities (empty: none).
+        Upgrade(Vec<Vec<usize>>),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let caps = || proptest::collection::vec(0..CAPS.len(), 0..3);
+        prop_oneof![
+            (0..CapabilitySet::all().len(), caps()).prop_map(|(baseline, additional)| Step::Spec {
+                baseline,
+                additional
+            }),
+            proptest::collection::vec(caps(), RESOURCES).prop_map(Step::Upgrade),
+        ]
+    }
+
+    fn payload(annotations: &[Vec<usize>]) -> Vec<Manifest> {
+        annotations
+            .iter()
+            .enumerate()
+            .map(|(i, caps)| {
+                let names: Vec<&str> = caps.iter().map(|&c| CAPS[c]).collect();
+                let cap = if names.is_empty() { String::new() } else { format!("    capability.openshift.io/name: \"{}\"\n", names.join("+")) };
+                let text = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r{i}\n  namespace: ns\n  annotations:\n{cap}    a: \"b\"\n");
+                parse_file("f.yaml", ManifestDir::ReleaseManifests, Arc::new(text)).0.remove(0)
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn enabled_capabilities_never_shrink(baseline in 0..CapabilitySet::all().len(), initial in proptest::collection::vec(proptest::collection::vec(0..CAPS.len(), 0..3), RESOURCES), steps in proptest::collection::vec(step(), 1..12)) {
+            let registry = Registry::standard();
+            let gates = BTreeSet::new();
+            let mut spec = CapabilitiesSpec {
+                baseline_capability_set: Some(CapabilitySet::all()[baseline].as_str().to_string()),
+                additional_enabled_capabilities: vec![],
+            };
+            let mut current = payload(&initial);
+            let mut caps = set_capabilities(&registry, Some(&spec), &[], &gates);
+            for step in steps {
+                let before = caps.enabled.clone();
+                let prior: Vec<Capability> = caps.enabled.iter().cloned().collect();
+                match step {
+                    Step::Spec { baseline, additional } => {
+                        spec = CapabilitiesSpec {
+                            baseline_capability_set: Some(CapabilitySet::all()[baseline].as_str().to_string()),
+                            additional_enabled_capabilities: additional.iter().map(|&c| Capability::from(CAPS[c])).collect(),
+                        };
+                        caps = set_capabilities(&registry, Some(&spec), &prior, &gates);
+                    }
+                    Step::Upgrade(annotations) => {
+                        let next = payload(&annotations);
+                        let config = InclusionConfig {
+                            capabilities: Some(CapabilityFilter { known_capabilities: caps.known.clone(), enabled_capabilities: caps.enabled.clone() }),
+                            ..Default::default()
+                        };
+                        let (u, c): (Vec<&Manifest>, Vec<&Manifest>) = (next.iter().collect(), current.iter().collect());
+                        let implicit = implicitly_enabled(Side { manifests: &u, config: &config }, Side { manifests: &c, config: &config }, &caps.implicitly_enabled);
+                        caps = set_from_implicitly_enabled(&implicit.capabilities, set_capabilities(&registry, Some(&spec), &prior, &gates));
+                        // Axiom 4: a resource applied before the upgrade is still applied after it
+                        // (for capabilities this CVO knows; unknown ones are never applied).
+                        let after = InclusionConfig {
+                            capabilities: Some(CapabilityFilter { known_capabilities: caps.known.clone(), enabled_capabilities: caps.enabled.clone() }),
+                            ..Default::default()
+                        };
+                        for (old, new) in current.iter().zip(&next) {
+                            let known = new.capabilities().unwrap_or_default().iter().all(|c| registry.is_known(c));
+                            if known && include(old, &config).is_ok() {
+                                prop_assert!(include(new, &after).is_ok(), "{} stopped being applied", new.id.name);
+                            }
+                        }
+                        current = next;
+                    }
+                }
+                prop_assert!(caps.enabled.is_superset(&before), "lost {:?}", before.difference(&caps.enabled).collect::<Vec<_>>());
+            }
+        }
     }
 }

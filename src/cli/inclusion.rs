@@ -161,7 +161,7 @@ fn read(path: &Path) -> Result<String> {
 /// A YAML or JSON file as a JSON value, with Go's YAML semantics.
 fn read_document(path: &Path) -> Result<Value> {
     let text = read(path)?;
-    crate::yaml::parse_document(&text).map_err(|e| {
+    crate::yaml::parse_value(&text).map_err(|e| {
         let at = e
             .position
             .map(|p| format!(":{}:{}", p.line, p.column))

@@ -124,7 +124,7 @@ pub fn parse_image_references(
         serde_json::from_str::<Value>(text.trim())
             .map_err(|e| format!("unmarshal image-references: {e}"))?
     } else {
-        crate::yaml::parse_document(text).map_err(|e| format!("unmarshal image-references: {e}"))?
+        crate::yaml::parse_value(text).map_err(|e| format!("unmarshal image-references: {e}"))?
     };
     let api_version = value
         .get("apiVersion")

@@ -153,13 +153,14 @@ impl Payload {
             images: images.clone(),
         };
         let mut manifests = Vec::new();
+        let origin = input.origin;
         let dirs = [
-            (ManifestDir::Manifests, &input.manifests),
-            (ManifestDir::ReleaseManifests, &input.release_manifests),
+            (ManifestDir::Manifests, input.manifests),
+            (ManifestDir::ReleaseManifests, input.release_manifests),
         ];
         for (dir, files) in dirs {
             let parsed: Vec<FileOutcome> = files
-                .par_iter()
+                .into_par_iter()
                 .map(|f| load_file(f, dir, &render, options.strict_templates))
                 .collect();
             for outcome in parsed {
@@ -169,13 +170,10 @@ impl Payload {
             }
         }
         if !problems.is_empty() {
-            return Err(LoadError {
-                origin: input.origin,
-                problems,
-            });
+            return Err(LoadError { origin, problems });
         }
         Ok(Payload {
-            origin: input.origin,
+            origin,
             layout: input.layout,
             release,
             images,
@@ -249,7 +247,7 @@ struct FileOutcome {
 }
 
 fn load_file(
-    file: &InputFile,
+    file: InputFile,
     dir: ManifestDir,
     render: &RenderConfig,
     strict_templates: bool,
@@ -260,16 +258,16 @@ fn load_file(
         problems: vec![file_problem(path.clone(), kind)],
         warning: None,
     };
-    let bytes = match &file.contents {
+    let bytes = match file.contents {
         Ok(bytes) => bytes,
-        Err(e) => return fail(ParseErrorKind::Unreadable(e.clone())),
+        Err(e) => return fail(ParseErrorKind::Unreadable(e)),
     };
-    let text = match std::str::from_utf8(bytes) {
+    let text = match String::from_utf8(bytes) {
         Ok(text) => text,
-        Err(e) => return fail(ParseErrorKind::NotUtf8(e.valid_up_to())),
+        Err(e) => return fail(ParseErrorKind::NotUtf8(e.utf8_error().valid_up_to())),
     };
     let text = if dir == ManifestDir::Manifests {
-        match template::render(&file.name, text, render) {
+        match template::render(&file.name, &text, render) {
             Ok(rendered) => rendered,
             Err(e) if strict_templates => return fail(ParseErrorKind::Template(e)),
             Err(e) => {
@@ -284,9 +282,9 @@ fn load_file(
             }
         }
     } else {
-        text.to_string()
+        text
     };
-    let (manifests, problems) = parse_file(&file.name, dir, Arc::from(text));
+    let (manifests, problems) = parse_file(&file.name, dir, Arc::new(text));
     FileOutcome {
         manifests,
         problems,

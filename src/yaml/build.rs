@@ -1,9 +1,9 @@
-//! Builds a JSON value from libyaml events with go-yaml v2 semantics (decoding into
+//! Builds a [`Node`] tree from libyaml events with go-yaml v2 semantics (decoding into
 //! `interface{}` and then through sigs.k8s.io/yaml's key conversion).
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use super::node::{Mapping, Node};
 
 use super::events::{Event, EventParser, Mark, ScalarStyle, SyntaxError};
 use super::resolve::{Scalar, resolve_plain, resolve_tagged};
@@ -15,9 +15,9 @@ const MAX_DEPTH: usize = 200;
 /// Alias expansion budget (in values copied): go-yaml refuses "excessive aliasing" too.
 const MAX_ALIAS_COPIES: usize = 10_000_000;
 
-/// Parses one YAML document (the first in `text`) into a JSON value. An empty document, or one
-/// holding only comments, is `null` (the CVO skips those).
-pub fn parse_document(text: &str) -> Result<Value, Error> {
+/// Parses one YAML document (the first in `text`). An empty document, or one holding only
+/// comments, is `Null` (the CVO skips those).
+pub fn parse_document(text: &str) -> Result<Node, Error> {
     let mut builder = Builder {
         parser: EventParser::new(text.as_bytes()),
         anchors: HashMap::new(),
@@ -29,24 +29,24 @@ pub fn parse_document(text: &str) -> Result<Value, Error> {
 struct Builder<'a> {
     parser: EventParser<'a>,
     /// Anchored values with their size, for alias expansion.
-    anchors: HashMap<String, (Value, usize)>,
+    anchors: HashMap<String, (Node, usize)>,
     alias_copies: usize,
 }
 
 impl Builder<'_> {
-    fn document(&mut self) -> Result<Value, Error> {
+    fn document(&mut self) -> Result<Node, Error> {
         loop {
             let (event, mark) = self.next()?;
             match event {
                 Event::StreamStart => continue,
-                Event::StreamEnd => return Ok(Value::Null),
+                Event::StreamEnd => return Ok(Node::Null),
                 Event::DocumentStart => break,
                 other => return Err(unexpected(&other, mark)),
             }
         }
         let (event, mark) = self.next()?;
         if event == Event::DocumentEnd {
-            return Ok(Value::Null);
+            return Ok(Node::Null);
         }
         Ok(self.node(event, mark, 0)?.0)
     }
@@ -56,7 +56,7 @@ impl Builder<'_> {
     }
 
     /// A node and how many values it holds (for the alias budget).
-    fn node(&mut self, event: Event, mark: Mark, depth: usize) -> Result<(Value, usize), Error> {
+    fn node(&mut self, event: Event, mark: Mark, depth: usize) -> Result<(Node, usize), Error> {
         if depth > MAX_DEPTH {
             return Err(at(
                 format!("document is nested deeper than {MAX_DEPTH} levels"),
@@ -71,30 +71,30 @@ impl Builder<'_> {
                 style,
             } => {
                 let scalar = scalar(value, style, tag.as_deref(), mark)?;
-                let json = scalar.into_json().map_err(|m| at(m, mark))?;
+                let json = scalar.into_node().map_err(|m| at(m, mark))?;
                 Ok(self.remember(anchor, json, 1))
             }
             Event::SequenceStart { anchor, .. } => {
                 let (items, size) = self.sequence(depth)?;
-                Ok(self.remember(anchor, Value::Array(items), size))
+                Ok(self.remember(anchor, Node::Seq(items), size))
             }
             Event::MappingStart { anchor, .. } => {
                 let (map, size) = self.mapping(depth)?;
-                Ok(self.remember(anchor, Value::Object(map), size))
+                Ok(self.remember(anchor, Node::Map(map), size))
             }
             Event::Alias(name) => self.alias(&name, mark),
             other => Err(unexpected(&other, mark)),
         }
     }
 
-    fn remember(&mut self, anchor: Option<String>, value: Value, size: usize) -> (Value, usize) {
+    fn remember(&mut self, anchor: Option<String>, value: Node, size: usize) -> (Node, usize) {
         if let Some(name) = anchor {
             self.anchors.insert(name, (value.clone(), size));
         }
         (value, size)
     }
 
-    fn alias(&mut self, name: &str, mark: Mark) -> Result<(Value, usize), Error> {
+    fn alias(&mut self, name: &str, mark: Mark) -> Result<(Node, usize), Error> {
         let (value, size) = self
             .anchors
             .get(name)
@@ -106,7 +106,7 @@ impl Builder<'_> {
         Ok((value.clone(), *size))
     }
 
-    fn sequence(&mut self, depth: usize) -> Result<(Vec<Value>, usize), Error> {
+    fn sequence(&mut self, depth: usize) -> Result<(Vec<Node>, usize), Error> {
         let mut items = Vec::new();
         let mut size = 1;
         loop {
@@ -120,24 +120,23 @@ impl Builder<'_> {
         }
     }
 
-    fn mapping(&mut self, depth: usize) -> Result<(Map<String, Value>, usize), Error> {
-        let mut map = Map::new();
+    fn mapping(&mut self, depth: usize) -> Result<(Mapping, usize), Error> {
+        let mut entries: Vec<(String, Node)> = Vec::new();
         let mut size = 1;
         loop {
             let (event, mark) = self.next()?;
             if event == Event::MappingEnd {
-                return Ok((map, size));
+                return Ok((Mapping::from_entries(entries), size));
             }
             let key = self.key(event, mark)?;
             let (value_event, value_mark) = self.next()?;
             let (value, value_size) = self.node(value_event, value_mark, depth + 1)?;
             size += 1 + value_size;
             match key {
-                Key::Merge => merge_into(&mut map, value).map_err(|m| at(m, value_mark))?,
-                // go-yaml v2 (non-strict) keeps the last of duplicated keys.
-                Key::Name(name) => {
-                    map.insert(name, value);
-                }
+                Key::Merge => merge_into(&mut entries, value).map_err(|m| at(m, value_mark))?,
+                // go-yaml v2 (non-strict) keeps the last of duplicated keys: entries stay in
+                // document order and `Mapping::from_entries` keeps the last.
+                Key::Name(name) => entries.push((name, value)),
             }
         }
     }
@@ -151,9 +150,14 @@ impl Builder<'_> {
                 other => other.into_key().map(Key::Name).map_err(|m| at(m, mark)),
             },
             Event::Alias(name) => match self.alias(&name, mark)?.0 {
-                Value::String(s) => Ok(Key::Name(s)),
-                Value::Number(n) => Ok(Key::Name(n.to_string())),
-                Value::Bool(b) => Ok(Key::Name(b.to_string())),
+                Node::Str(s) => Ok(Key::Name(s)),
+                Node::Int(i) => Ok(Key::Name(i.to_string())),
+                Node::Uint(u) => Ok(Key::Name(u.to_string())),
+                Node::Float(f) => Scalar::Float(f)
+                    .into_key()
+                    .map(Key::Name)
+                    .map_err(|m| at(m, mark)),
+                Node::Bool(b) => Ok(Key::Name(b.to_string())),
                 _ => Err(at(
                     "invalid map key: an alias to a collection or null is used as a key",
                     mark,
@@ -183,23 +187,24 @@ fn scalar(
         // A lone `!` is the non-specific tag: the scalar is a string.
         (Some("!"), _) => Ok(Scalar::Str(value)),
         (Some(tag), _) => resolve_tagged(&value, tag).map_err(|m| at(m, mark)),
-        (None, ScalarStyle::Plain) => Ok(resolve_plain(&value)),
+        (None, ScalarStyle::Plain) => Ok(resolve_plain(value)),
         (None, _) => Ok(Scalar::Str(value)),
     }
 }
 
-/// `<<: *base` or `<<: [*a, *b]`; earlier maps in a list win, as in go-yaml v2.
-fn merge_into(map: &mut Map<String, Value>, value: Value) -> Result<(), String> {
+/// `<<: *base` or `<<: [*a, *b]`, in place in document order; earlier maps of a list win, as
+/// in go-yaml v2, so they are appended last.
+fn merge_into(entries: &mut Vec<(String, Node)>, value: Node) -> Result<(), String> {
     const MESSAGE: &str = "map merge requires map or sequence of maps as the value";
     match value {
-        Value::Object(source) => {
-            map.extend(source);
+        Node::Map(source) => {
+            entries.extend(source.into_entries());
             Ok(())
         }
-        Value::Array(items) => {
+        Node::Seq(items) => {
             for item in items.into_iter().rev() {
                 match item {
-                    Value::Object(source) => map.extend(source),
+                    Node::Map(source) => entries.extend(source.into_entries()),
                     _ => return Err(MESSAGE.to_string()),
                 }
             }
@@ -239,10 +244,10 @@ fn unexpected(event: &Event, mark: Mark) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn parse(text: &str) -> Value {
-        parse_document(text).unwrap()
+        parse_document(text).unwrap().into_value()
     }
 
     #[test]

@@ -171,7 +171,10 @@ unsafe fn bytes_string(ptr: *mut u8, len: usize) -> String {
         return String::new();
     }
     let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
-    String::from_utf8_lossy(bytes).into_owned()
+    // libyaml only emits UTF-8 (it validates its input and refuses bad escapes); checking again
+    // with `from_utf8` is cheaper than the lossy conversion's chunking.
+    String::from_utf8(bytes.to_vec())
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 unsafe fn convert(event: &sys::yaml_event_t) -> Event {

@@ -5,23 +5,30 @@
 
 use std::io::Write as _;
 
-use serde_json::{Number, Value};
+use super::node::Node;
 
 /// Go `json.Marshal(value)`.
-pub fn go_json(value: &Value) -> Vec<u8> {
+pub fn go_json(node: &Node) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    write_go_json(value, &mut out);
+    write_go_json(node, &mut out);
     out
 }
 
-pub fn write_go_json(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => write_number(n, out),
-        Value::String(s) => write_string(s, out),
-        Value::Array(items) => {
+/// Mapping keys are already sorted and unique ([`super::node::Mapping`]), as Go writes them.
+pub fn write_go_json(node: &Node, out: &mut Vec<u8>) {
+    match node {
+        Node::Null => out.extend_from_slice(b"null"),
+        Node::Bool(true) => out.extend_from_slice(b"true"),
+        Node::Bool(false) => out.extend_from_slice(b"false"),
+        Node::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Node::Uint(u) => {
+            let _ = write!(out, "{u}");
+        }
+        Node::Float(f) => out.extend_from_slice(go_float(*f).as_bytes()),
+        Node::Str(s) => write_string(s, out),
+        Node::Seq(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -31,15 +38,9 @@ pub fn write_go_json(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            // serde_json's default map is already sorted; stay correct if a dependency turns on
-            // its `preserve_order` feature.
-            if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-            }
+        Node::Map(map) => {
             out.push(b'{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
+            for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
@@ -49,16 +50,6 @@ pub fn write_go_json(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b'}');
         }
-    }
-}
-
-fn write_number(n: &Number, out: &mut Vec<u8>) {
-    if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
-    } else if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
-    } else if let Some(f) = n.as_f64() {
-        out.extend_from_slice(go_float(f).as_bytes());
     }
 }
 
@@ -80,6 +71,24 @@ pub fn go_float(f: f64) -> String {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// Bytes Go's encoder does not copy as they are: control characters, `"`, `\\`, `<`, `>`, `&`,
+/// and 0xE2 (the first byte of U+2028/U+2029, checked further when seen).
+const SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[b'<' as usize] = true;
+    table[b'>' as usize] = true;
+    table[b'&' as usize] = true;
+    table[0xE2] = true;
+    table
+};
+
 fn write_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = s.as_bytes();
@@ -87,7 +96,11 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let escape: Option<&[u8]> = match b {
+        if !SPECIAL[b as usize] {
+            i += 1;
+            continue;
+        }
+        let escaped: Option<&[u8]> = match b {
             b'"' => Some(b"\\\""),
             b'\\' => Some(b"\\\\"),
             b'\n' => Some(b"\\n"),
@@ -95,33 +108,28 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
             b'\t' => Some(b"\\t"),
             0x08 => Some(b"\\b"),
             0x0c => Some(b"\\f"),
+            0xE2 => match (bytes.get(i + 1), bytes.get(i + 2)) {
+                (Some(0x80), Some(0xA8)) => Some(b"\\u2028"),
+                (Some(0x80), Some(0xA9)) => Some(b"\\u2029"),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            },
             _ => None,
         };
-        let needs_unicode = b < 0x20 || b == b'<' || b == b'>' || b == b'&';
-        // U+2028 and U+2029 are E2 80 A8 / E2 80 A9.
-        let line_separator = b == 0xE2
-            && bytes.get(i + 1) == Some(&0x80)
-            && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9));
-        if escape.is_none() && !needs_unicode && !line_separator {
-            i += 1;
-            continue;
-        }
         out.extend_from_slice(&bytes[start..i]);
-        if let Some(e) = escape {
-            out.extend_from_slice(e);
-            i += 1;
-        } else if line_separator {
-            out.extend_from_slice(if bytes[i + 2] == 0xA8 {
-                b"\\u2028"
-            } else {
-                b"\\u2029"
-            });
-            i += 3;
-        } else {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 0xF) as usize]);
-            i += 1;
+        match escaped {
+            Some(e) => {
+                out.extend_from_slice(e);
+                i += if b == 0xE2 { 3 } else { 1 };
+            }
+            None => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 0xF) as usize]);
+                i += 1;
+            }
         }
         start = i;
     }
@@ -132,10 +140,10 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn text(v: Value) -> String {
-        String::from_utf8(go_json(&v)).unwrap()
+        String::from_utf8(go_json(&Node::from(v))).unwrap()
     }
 
     #[test]

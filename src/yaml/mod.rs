@@ -3,7 +3,7 @@
 //!
 //! * [`split_stream`] cuts a file into documents exactly like apimachinery's `YAMLReader`
 //!   (lines starting with `---`), or into JSON values when the file starts with `{`;
-//! * [`parse_document`] turns one YAML document into a JSON value with go-yaml v2 semantics:
+//! * [`parse_document`] turns one YAML document into a [`Node`] tree with go-yaml v2 semantics:
 //!   YAML 1.1 scalars, the last of duplicated keys wins, merge keys, anchors;
 //! * [`go_json`] writes a value as Go's `encoding/json` would (sorted keys, HTML escaping,
 //!   Go float formatting), which is what the version hash is computed over.
@@ -11,10 +11,18 @@
 mod build;
 mod events;
 mod gojson;
+mod node;
 mod resolve;
 
 pub use build::parse_document;
-pub use gojson::{go_json, write_go_json};
+pub use gojson::{go_float, go_json, write_go_json};
+pub use node::{Mapping, Node};
+
+/// A YAML document as a `serde_json::Value`, for callers that want one (small inputs such as
+/// an install-config).
+pub fn parse_value(text: &str) -> Result<Value, Error> {
+    parse_document(text).map(Node::into_value)
+}
 
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! YAML 1.1 rules: `yes`/`on`/`y` are booleans, `0755` is octal, `1e3` is a float; a timestamp
 //! stays a string (go-yaml v2 keeps timestamps as strings in `interface{}` for compatibility).
 
-use serde_json::{Number, Value};
+use super::node::Node;
 
 /// The resolved value of a scalar, before it becomes JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,9 +36,12 @@ const NULL_TAG: &str = "tag:yaml.org,2002:null";
 const TIMESTAMP_TAG: &str = "tag:yaml.org,2002:timestamp";
 const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
 
-/// Resolves a plain (unquoted, untagged) scalar.
-pub fn resolve_plain(text: &str) -> Scalar {
-    resolve_by_hint(text).unwrap_or_else(|| Scalar::Str(text.to_string()))
+/// Resolves a plain (unquoted, untagged) scalar; a string keeps its allocation.
+pub fn resolve_plain(text: impl Into<String> + AsRef<str>) -> Scalar {
+    match resolve_by_hint(text.as_ref()) {
+        Some(Scalar::Str(_)) | None => Scalar::Str(text.into()),
+        Some(other) => other,
+    }
 }
 
 /// Resolves a scalar that carries an explicit tag (`!!int "3"`, `!!str 3`, ...). Unknown tags
@@ -122,7 +125,8 @@ fn lookup(text: &str) -> Option<Scalar> {
 /// floats, then `0b`/`-0b` binary. A timestamp-looking value resolves to a string.
 fn number(text: &str) -> Option<Scalar> {
     if looks_like_timestamp(text) {
-        return Some(Scalar::Str(text.to_string()));
+        // A string; the caller keeps the text it already owns.
+        return None;
     }
     let plain: String = text.chars().filter(|&c| c != '_').collect();
     if let Some(i) = parse_go_int(&plain) {
@@ -317,19 +321,19 @@ fn decode_binary(text: &str) -> Result<String, String> {
 }
 
 impl Scalar {
-    /// The JSON value Go's `json.Marshal` would see. NaN and infinities have no JSON form.
-    pub fn into_json(self) -> Result<Value, String> {
+    /// The value Go's `json.Marshal` would see. NaN and infinities have no JSON form.
+    pub fn into_node(self) -> Result<Node, String> {
         Ok(match self {
-            Scalar::Null => Value::Null,
-            Scalar::Bool(b) => Value::Bool(b),
-            Scalar::Int(i) => Value::Number(i.into()),
-            Scalar::Uint(u) => Value::Number(u.into()),
-            Scalar::Float(f) => Value::Number(
-                Number::from_f64(f)
-                    .ok_or_else(|| format!("json: unsupported value: {}", go_float_name(f)))?,
-            ),
-            Scalar::Str(s) => Value::String(s),
-            Scalar::Merge => Value::String("<<".to_string()),
+            Scalar::Null => Node::Null,
+            Scalar::Bool(b) => Node::Bool(b),
+            Scalar::Int(i) => Node::Int(i),
+            Scalar::Uint(u) => Node::Uint(u),
+            Scalar::Float(f) if f.is_finite() => Node::Float(f),
+            Scalar::Float(f) => {
+                return Err(format!("json: unsupported value: {}", go_float_name(f)));
+            }
+            Scalar::Str(s) => Node::Str(s),
+            Scalar::Merge => Node::Str("<<".to_string()),
         })
     }
 
@@ -499,7 +503,7 @@ mod tests {
 
     #[test]
     fn specials_have_no_json_form() {
-        assert!(Scalar::Float(f64::NAN).into_json().is_err());
-        assert_eq!(Scalar::Int(-1).into_json().unwrap(), serde_json::json!(-1));
+        assert!(Scalar::Float(f64::NAN).into_node().is_err());
+        assert_eq!(Scalar::Int(-1).into_node().unwrap(), Node::Int(-1));
     }
 }
