@@ -115,3 +115,24 @@ fn other_configurations() {
     assert!(gated.iter().any(|(_, r)| r
         == "feature gate GatewayAPIWithoutOLM is enabled but manifest requires it to be disabled"));
 }
+
+/// `oc adm release extract --included --install-config` takes the enabled gates from the
+/// payload's FeatureGate manifest for the profile and feature set.
+#[test]
+fn feature_gates_come_from_the_payload_feature_gate_manifest() {
+    let payload = bundled();
+    let gates = payload
+        .feature_gates_for("", DEFAULT_CLUSTER_PROFILE)
+        .unwrap();
+    assert_eq!(gates.len(), 19);
+    assert!(gates.contains("AdminNetworkPolicy"));
+    assert!(!gates.contains("GatewayAPIWithoutOLM"));
+    assert_eq!(
+        payload.feature_gates_for("TechPreviewNoUpgrade", DEFAULT_CLUSTER_PROFILE),
+        Some(BTreeSet::new())
+    );
+    assert_eq!(
+        payload.feature_gates_for("", "single-node-developer"),
+        Some(BTreeSet::new())
+    );
+}

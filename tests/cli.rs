@@ -234,6 +234,47 @@ fn install_config_and_cluster_version_inputs() {
     );
 }
 
+/// Like oc: an install-config without `capabilities` filters no capability, and the feature
+/// gates come from the payload's FeatureGate manifest.
+#[test]
+fn install_config_without_capabilities_like_oc() {
+    let cwd = tempfile::tempdir().unwrap();
+    let install = cwd.path().join("install-config.yaml");
+    fs::write(&install, "apiVersion: v1\nmetadata:\n  name: test\n").unwrap();
+    let rows = json(
+        cvo()
+            .args(["explain", "-o", "json", "--install-config"])
+            .arg(&install),
+    );
+    let excluded: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["included"] == false)
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(excluded.len(), 3, "{excluded:?}");
+    assert!(excluded.contains(&"feature gate GatewayAPIWithoutOLM is required but not enabled"));
+    let none = json(
+        cvo()
+            .args([
+                "explain",
+                "-o",
+                "json",
+                "--capabilities-baseline",
+                "None",
+                "--install-config",
+            ])
+            .arg(&install),
+    );
+    assert!(
+        none.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["reason"] == "disabled capabilities: Console")
+    );
+}
+
 #[test]
 fn hash_matches_the_upstream_fixture() {
     let Some(root) = support::corpus() else {

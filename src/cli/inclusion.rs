@@ -89,40 +89,52 @@ impl InclusionArgs {
             .map(read_cluster_version)
             .transpose()?
             .unwrap_or_default();
-        let gates: BTreeSet<String> = self
-            .feature_gates
-            .iter()
-            .flatten()
-            .map(|g| g.trim().to_string())
-            .filter(|g| !g.is_empty())
-            .collect();
+        let feature_set = self
+            .feature_set
+            .clone()
+            .or(install.feature_set)
+            .unwrap_or_default();
+        let profile = self
+            .cluster_profile
+            .clone()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| DEFAULT_CLUSTER_PROFILE.to_string());
+        let gates: Option<BTreeSet<String>> = match &self.feature_gates {
+            Some(gates) => Some(
+                gates
+                    .iter()
+                    .map(|g| g.trim().to_string())
+                    .filter(|g| !g.is_empty())
+                    .collect(),
+            ),
+            // oc derives the gates of an install-config's cluster from the payload itself.
+            None if self.install_config.is_some() => {
+                payload.feature_gates_for(&feature_set, &profile)
+            }
+            None => Some(BTreeSet::new()),
+        };
+        // oc applies no capability filter to an install-config without `capabilities`.
+        let explicit_caps =
+            self.capabilities_baseline.is_some() || self.additional_capabilities.is_some();
+        let unfiltered =
+            self.install_config.is_some() && install.capabilities.is_none() && !explicit_caps;
         let spec = self.capabilities_spec(install.capabilities.or(cluster_version.capabilities));
         let caps = set_capabilities(
             &Registry::standard(),
             Some(&spec),
             &cluster_version.prior_enabled,
-            &gates,
+            gates.as_ref().unwrap_or(&BTreeSet::new()),
         );
         Ok(InclusionConfig {
             exclude_identifier: self.exclude.clone(),
-            required_feature_set: Some(
-                self.feature_set
-                    .clone()
-                    .or(install.feature_set)
-                    .unwrap_or_default(),
-            ),
-            profile: Some(
-                self.cluster_profile
-                    .clone()
-                    .filter(|p| !p.is_empty())
-                    .unwrap_or_else(|| DEFAULT_CLUSTER_PROFILE.to_string()),
-            ),
-            capabilities: Some(CapabilityFilter {
+            required_feature_set: Some(feature_set),
+            profile: Some(profile),
+            capabilities: (!unfiltered).then_some(CapabilityFilter {
                 known_capabilities: caps.known,
                 enabled_capabilities: caps.enabled,
             }),
             overrides: (!cluster_version.overrides.is_empty()).then_some(cluster_version.overrides),
-            enabled_feature_gates: Some(gates),
+            enabled_feature_gates: gates,
             major_version: self.major_version.or(payload.major_version()),
             allow_unknown_capabilities: false,
         })

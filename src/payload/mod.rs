@@ -9,7 +9,7 @@ mod metadata;
 pub mod source;
 pub mod template;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -200,6 +200,44 @@ impl Payload {
             .collect()
     }
 
+    /// The feature gates a cluster of this payload has enabled, as `oc adm release extract
+    /// --included --install-config` works them out offline (spec §9): the union of
+    /// `status.featureGates[].enabled[].name` of the payload's FeatureGate manifests that are
+    /// meant for the config operator under `profile`, for `feature_set` (`""` is `Default`),
+    /// and for the payload's major version. `None` without release metadata: oc then applies no
+    /// feature-gate filter at all.
+    pub fn feature_gates_for(&self, feature_set: &str, profile: &str) -> Option<BTreeSet<String>> {
+        let feature_set = if feature_set.is_empty() {
+            "Default"
+        } else {
+            feature_set
+        };
+        let major = Some(self.major_version()?.to_string());
+        let profile_key = format!("{}{profile}", crate::include::PROFILE_ANNOTATION_PREFIX);
+        let for_this_cluster = |m: &Manifest| {
+            let major_ok = match (
+                m.annotation(crate::include::MAJOR_VERSION_ANNOTATION),
+                &major,
+            ) {
+                (None, _) => true,
+                (Some(list), Some(major)) => list.split(',').any(|v| v.trim() == major),
+                (Some(_), None) => false,
+            };
+            m.gvk.is("config.openshift.io", "FeatureGate")
+                && m.gvk.version == "v1"
+                && major_ok
+                && m.annotation(&profile_key) == Some("false-except-for-the-config-operator")
+                && m.annotation(crate::include::FEATURE_SET_ANNOTATION) == Some(feature_set)
+        };
+        let gates = self
+            .manifests
+            .iter()
+            .filter(|m| for_this_cluster(m))
+            .flat_map(|m| enabled_gate_names(&m.object()))
+            .collect();
+        Some(gates)
+    }
+
     /// The documents `config` includes, in load order.
     pub fn included<'a>(&'a self, config: &InclusionConfig) -> Vec<&'a Manifest> {
         self.manifests
@@ -213,6 +251,19 @@ impl Payload {
 pub fn default_release_image(release: Option<&Release>) -> String {
     let tag = release.map_or("unknown", |r| r.version.as_str());
     format!("quay.io/openshift-release-dev/ocp-release:{tag}")
+}
+
+fn enabled_gate_names(feature_gate: &serde_json::Value) -> Vec<String> {
+    let entries = feature_gate
+        .pointer("/status/featureGates")
+        .and_then(serde_json::Value::as_array);
+    entries
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.get("enabled")?.as_array())
+        .flatten()
+        .filter_map(|gate| Some(gate.get("name")?.as_str()?.to_string()))
+        .collect()
 }
 
 fn file_problem(path: String, kind: ParseErrorKind) -> ParseError {
