@@ -1,0 +1,172 @@
+//! `cvo plan`: preview an upgrade between two payloads for one cluster.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::inclusion::capability_list;
+use super::payload_commands::TableOrJson;
+use super::{CliResult, InclusionArgs, PayloadArgs, load_payload};
+use crate::capability::Capability;
+use crate::plan::{Cluster, Plan, Resource, plan as plan_upgrade};
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The payload the cluster runs now.
+    #[arg(long, value_name = "SRC")]
+    pub from: String,
+    /// The payload to upgrade to.
+    #[arg(long, value_name = "SRC")]
+    pub to: String,
+    /// The cluster's implicitly enabled capabilities today (status of a live cluster).
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub implicitly_enabled: Option<Vec<String>>,
+    #[command(flatten)]
+    pub inclusion: InclusionArgs,
+    /// Print the unified diff of each updated manifest (JSON output always carries them).
+    #[arg(long)]
+    pub diff: bool,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
+    pub output: TableOrJson,
+}
+
+pub fn plan(args: PlanArgs) -> CliResult {
+    args.inclusion.validate()?;
+    let options = super::payload_commands::load_options(&args.inclusion, None, false);
+    let from = load_payload(
+        &PayloadArgs {
+            payload: Some(args.from.clone()),
+        },
+        &options,
+    )?;
+    let to = load_payload(
+        &PayloadArgs {
+            payload: Some(args.to.clone()),
+        },
+        &options,
+    )?;
+    let mut config = args.inclusion.config(&from)?;
+    let implicitly_enabled: BTreeSet<Capability> = capability_list(&args.implicitly_enabled)
+        .into_iter()
+        .collect();
+    // Implicitly enabled capabilities are enabled (upstream SetFromImplicitlyEnabledCapabilities).
+    if let Some(caps) = &mut config.capabilities {
+        caps.enabled_capabilities
+            .extend(implicitly_enabled.iter().cloned());
+    }
+    let plan = plan_upgrade(
+        &from,
+        &to,
+        &Cluster {
+            config,
+            implicitly_enabled,
+        },
+    );
+    match args.output {
+        TableOrJson::Json => outln!(
+            "{}",
+            serde_json::to_string_pretty(&plan).map_err(anyhow::Error::from)?
+        ),
+        TableOrJson::Table => outln!("{}", text(&plan, args.diff).trim_end()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn version(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or("(unknown version)")
+}
+
+fn names(caps: &[Capability]) -> String {
+    if caps.is_empty() {
+        "none".to_string()
+    } else {
+        caps.iter()
+            .map(Capability::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn describe(r: &Resource) -> String {
+    let group = if r.group.is_empty() {
+        String::new()
+    } else {
+        format!(".{}", r.group)
+    };
+    let object = if r.namespace.is_empty() {
+        r.name.clone()
+    } else {
+        format!("{}/{}", r.namespace, r.name)
+    };
+    format!("{}{group} {object} ({})", r.kind, r.file)
+}
+
+/// The human summary; stable enough to snapshot-test.
+pub fn text(plan: &Plan, with_diffs: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Upgrade {} -> {}",
+        version(&plan.from_version),
+        version(&plan.to_version)
+    );
+    let _ = writeln!(
+        out,
+        "\nImplicitly enabled capabilities: {}",
+        names(&plan.implicitly_enabled_capabilities)
+    );
+    for (cap, causes) in &plan.reasons {
+        let _ = writeln!(
+            out,
+            "  {cap}: {} managed resource(s) move into it:",
+            causes.len()
+        );
+        for c in causes {
+            let r = Resource {
+                group: c.group.clone(),
+                kind: c.kind.clone(),
+                namespace: c.namespace.clone(),
+                name: c.name.clone(),
+                file: c.file.clone(),
+            };
+            let _ = writeln!(out, "    {}", describe(&r));
+        }
+    }
+    let c = &plan.condition;
+    let _ = writeln!(out, "{}={} {}: {}", c.type_, c.status, c.reason, c.message);
+    let _ = writeln!(
+        out,
+        "Enabled after the upgrade: {}",
+        names(&plan.enabled_capabilities)
+    );
+    section(&mut out, "Create", &plan.create);
+    let _ = writeln!(out, "\nUpdate ({}):", plan.update.len());
+    for u in &plan.update {
+        let _ = writeln!(out, "  {}", describe(&u.resource));
+        if with_diffs {
+            for line in u.diff.lines() {
+                let _ = writeln!(out, "    {line}");
+            }
+        }
+    }
+    section(&mut out, "Delete", &plan.delete);
+    let _ = writeln!(
+        out,
+        "\nLeft behind ({}): managed today, not by the new payload; nothing will delete them:",
+        plan.left_behind.len()
+    );
+    for l in &plan.left_behind {
+        let _ = writeln!(out, "  {}: {}", describe(&l.resource), l.reason);
+    }
+    let _ = writeln!(out, "\nUnchanged: {}", plan.unchanged);
+    out
+}
+
+fn section(out: &mut String, title: &str, resources: &[Resource]) {
+    let _ = writeln!(out, "\n{title} ({}):", resources.len());
+    for r in resources {
+        let _ = writeln!(out, "  {}", describe(r));
+    }
+}

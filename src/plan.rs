@@ -1,0 +1,444 @@
+//! Upgrade preview: what moving a cluster from one payload to another would do, before anything
+//! is applied. The upstream CVO answers none of this ahead of time, and silently abandons
+//! resources the new payload no longer manages; the plan lists them.
+//!
+//! Pure: both payloads are already loaded; the cluster is described by an inclusion config.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use crate::capability::implicit::{Cause, Side, implicitly_enabled};
+use crate::capability::{Capability, Condition, implicitly_enabled_condition};
+use crate::include::{CapabilityFilter, InclusionConfig, include};
+use crate::manifest::{CREATE_ONLY_ANNOTATION, DELETE_ANNOTATION, Manifest, ManifestId};
+use crate::payload::Payload;
+
+/// The cluster being upgraded.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    /// Its filters today: exclude id, feature set, feature gates, profile, capabilities
+    /// (known and enabled, implicitly enabled ones included), overrides. The major version of
+    /// each payload comes from that payload's release metadata when it has one.
+    pub config: InclusionConfig,
+    /// `status.capabilities` implicitly enabled before this upgrade.
+    pub implicitly_enabled: BTreeSet<Capability>,
+}
+
+/// A resource the plan talks about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Resource {
+    pub group: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// The file of the manifest that decides (the new payload's, except for left-behind ones).
+    pub file: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Update {
+    #[serde(flatten)]
+    pub resource: Resource,
+    /// Unified diff of the manifest, current payload to new payload.
+    pub diff: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftBehind {
+    #[serde(flatten)]
+    pub resource: Resource,
+    /// Why the new payload no longer manages it: removed, or the exclusion message.
+    pub reason: String,
+}
+
+/// The `-o json` contract of `cvo plan`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub from_version: Option<String>,
+    pub to_version: Option<String>,
+    pub implicitly_enabled_capabilities: Vec<Capability>,
+    pub enabled_capabilities: Vec<Capability>,
+    pub known_capabilities: Vec<Capability>,
+    /// For each capability this upgrade enables implicitly, the manifests that cause it.
+    pub reasons: BTreeMap<Capability, Vec<Cause>>,
+    pub condition: Condition,
+    pub create: Vec<Resource>,
+    pub update: Vec<Update>,
+    pub delete: Vec<Resource>,
+    pub left_behind: Vec<LeftBehind>,
+    pub unchanged: usize,
+}
+
+/// Plans the upgrade of `cluster` from `from` to `to`.
+pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
+    let load_from = load_filter(&cluster.config, from);
+    let load_to = load_filter(&cluster.config, to);
+    let current: Vec<&Manifest> = from.included(&load_from);
+    let next: Vec<&Manifest> = to.included(&load_to);
+    let caps = cluster.config.capabilities.clone().unwrap_or_default();
+    let implicit = implicitly_enabled(
+        Side {
+            manifests: &next,
+            config: &apply_filter(&cluster.config, to, caps.clone()),
+        },
+        Side {
+            manifests: &current,
+            config: &apply_filter(&cluster.config, from, caps.clone()),
+        },
+        &cluster.implicitly_enabled,
+    );
+    let after = CapabilityFilter {
+        known_capabilities: caps.known_capabilities.clone(),
+        enabled_capabilities: caps
+            .enabled_capabilities
+            .union(&implicit.capabilities)
+            .cloned()
+            .collect(),
+    };
+    let applied_now = applied(&current, &apply_filter(&cluster.config, from, caps));
+    let after_config = apply_filter(&cluster.config, to, after.clone());
+    let mut plan = Plan {
+        from_version: from.version().map(str::to_string),
+        to_version: to.version().map(str::to_string),
+        implicitly_enabled_capabilities: implicit.capabilities.iter().cloned().collect(),
+        enabled_capabilities: after.enabled_capabilities.iter().cloned().collect(),
+        known_capabilities: after.known_capabilities.iter().cloned().collect(),
+        reasons: implicit.causes.clone(),
+        condition: implicitly_enabled_condition(&implicit.capabilities),
+        create: vec![],
+        update: vec![],
+        delete: vec![],
+        left_behind: vec![],
+        unchanged: 0,
+    };
+    let mut managed_next: BTreeSet<&ManifestId> = BTreeSet::new();
+    for manifest in &next {
+        if include(manifest, &after_config).is_err() {
+            continue;
+        }
+        managed_next.insert(&manifest.id);
+        classify(manifest, applied_now.get(&manifest.id).copied(), &mut plan);
+    }
+    // Why a resource is not managed any more: the full verdict, load-time filters included.
+    let verdict_config = InclusionConfig {
+        capabilities: Some(after),
+        ..load_to.clone()
+    };
+    let verdict_config = InclusionConfig {
+        overrides: cluster.config.overrides.clone(),
+        ..verdict_config
+    };
+    plan.left_behind = left_behind(&applied_now, &managed_next, to, &verdict_config);
+    plan
+}
+
+/// The filters the CVO applies when it loads `payload` (spec §1.7).
+fn load_filter(config: &InclusionConfig, payload: &Payload) -> InclusionConfig {
+    InclusionConfig {
+        major_version: payload.major_version().or(config.major_version),
+        ..config.load_time()
+    }
+}
+
+/// The filters the CVO applies per task: capabilities, overrides, gates (spec §2.3).
+fn apply_filter(
+    config: &InclusionConfig,
+    payload: &Payload,
+    capabilities: CapabilityFilter,
+) -> InclusionConfig {
+    InclusionConfig {
+        exclude_identifier: None,
+        required_feature_set: None,
+        profile: None,
+        capabilities: Some(capabilities),
+        overrides: config.overrides.clone(),
+        enabled_feature_gates: config.enabled_feature_gates.clone(),
+        major_version: payload.major_version().or(config.major_version),
+        allow_unknown_capabilities: false,
+    }
+}
+
+/// What the current payload has the cluster manage, by resource (the last manifest of an id
+/// wins, as the later apply does). Deletions are not managed resources.
+fn applied<'a>(
+    manifests: &[&'a Manifest],
+    config: &InclusionConfig,
+) -> HashMap<&'a ManifestId, &'a Manifest> {
+    manifests
+        .iter()
+        .filter(|m| !is_deletion(m) && include(m, config).is_ok())
+        .map(|m| (&m.id, *m))
+        .collect()
+}
+
+fn is_deletion(manifest: &Manifest) -> bool {
+    manifest.annotation(DELETE_ANNOTATION) == Some("true")
+}
+
+fn classify(manifest: &Manifest, before: Option<&Manifest>, plan: &mut Plan) {
+    let resource = resource(manifest);
+    match before {
+        _ if is_deletion(manifest) => plan.delete.push(resource),
+        None => plan.create.push(resource),
+        Some(old) if old.raw == manifest.raw => plan.unchanged += 1,
+        // The CVO never updates a create-only resource once it exists.
+        Some(_)
+            if manifest
+                .annotation(CREATE_ONLY_ANNOTATION)
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")) =>
+        {
+            plan.unchanged += 1
+        }
+        Some(old) => plan.update.push(Update {
+            diff: diff(old, manifest),
+            resource,
+        }),
+    }
+}
+
+fn left_behind(
+    applied_now: &HashMap<&ManifestId, &Manifest>,
+    managed_next: &BTreeSet<&ManifestId>,
+    to: &Payload,
+    config: &InclusionConfig,
+) -> Vec<LeftBehind> {
+    let mut left: Vec<LeftBehind> = applied_now
+        .iter()
+        .filter(|(id, _)| !managed_next.contains(*id))
+        .map(|(id, old)| LeftBehind {
+            resource: resource(old),
+            reason: why_not_managed(id, to, config),
+        })
+        .collect();
+    left.sort_by(|a, b| a.resource.cmp(&b.resource));
+    left
+}
+
+/// The new payload's own exclusion message for the resource (the first variant's, when several
+/// files hold it), or that it was removed.
+fn why_not_managed(id: &ManifestId, to: &Payload, config: &InclusionConfig) -> String {
+    match to.manifests.iter().find(|m| &m.id == id) {
+        None => "removed from the payload".to_string(),
+        Some(m) => match include(m, config) {
+            Err(e) => format!("excluded: {e}"),
+            Ok(()) => "managed".to_string(),
+        },
+    }
+}
+
+fn resource(manifest: &Manifest) -> Resource {
+    Resource {
+        group: manifest.id.group.clone(),
+        kind: manifest.id.kind.clone(),
+        namespace: manifest.id.namespace.clone(),
+        name: manifest.id.name.clone(),
+        file: manifest.file.to_string(),
+    }
+}
+
+/// A unified diff of the two documents as written.
+fn diff(old: &Manifest, new: &Manifest) -> String {
+    similar::TextDiff::from_lines(old.original_text(), new.original_text())
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("current/{}", old.path()),
+            &format!("new/{}", new.path()),
+        )
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::include::ComponentOverride;
+    use crate::payload::{InputFile, Layout, LoadOptions, PayloadInput};
+
+    fn payload(version: &str, files: &[(&str, String)]) -> Payload {
+        let file = |name: &str, text: String| InputFile {
+            name: name.into(),
+            contents: Ok(text.into_bytes()),
+        };
+        let input = PayloadInput {
+            origin: version.into(),
+            layout: Layout::PayloadRoot,
+            manifests: vec![],
+            release_manifests: files.iter().map(|(n, t)| file(n, t.clone())).collect(),
+            release_metadata: Some(file(
+                "release-metadata",
+                format!(r#"{{"kind":"cincinnati-metadata-v0","version":"{version}"}}"#),
+            )),
+            image_references: None,
+        };
+        Payload::from_input(input, &LoadOptions::default()).unwrap()
+    }
+
+    /// A ConfigMap with optional extra annotations and data.
+    fn cm(name: &str, annotations: &str, data: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: ns\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n{annotations}data:\n  k: {data}\n"
+        )
+    }
+
+    fn caps(names: &[&str]) -> BTreeSet<Capability> {
+        names.iter().map(|n| Capability::from(*n)).collect()
+    }
+
+    fn cluster(enabled: &[&str]) -> Cluster {
+        Cluster {
+            config: InclusionConfig {
+                required_feature_set: Some(String::new()),
+                profile: Some("self-managed-high-availability".into()),
+                capabilities: Some(CapabilityFilter {
+                    known_capabilities: caps(&["A", "B", "C"]),
+                    enabled_capabilities: caps(enabled),
+                }),
+                enabled_feature_gates: Some(BTreeSet::new()),
+                ..Default::default()
+            },
+            implicitly_enabled: BTreeSet::new(),
+        }
+    }
+
+    fn names(resources: &[Resource]) -> Vec<&str> {
+        resources.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    #[test]
+    fn every_category() {
+        let from = payload(
+            "4.14.0",
+            &[
+                ("0000_10_a_1.yaml", cm("same", "", "v")),
+                ("0000_10_a_2.yaml", cm("changed", "", "old")),
+                ("0000_10_a_3.yaml", cm("removed", "", "v")),
+                ("0000_10_a_4.yaml", cm("to-be-deleted", "", "v")),
+                ("0000_10_a_5.yaml", cm("moves-to-b", "", "v")),
+                ("0000_10_a_6.yaml", cm("goes-tech-preview", "", "v")),
+            ],
+        );
+        let to = payload(
+            "4.15.0",
+            &[
+                ("0000_10_a_1.yaml", cm("same", "", "v")),
+                ("0000_10_a_2.yaml", cm("changed", "", "new")),
+                (
+                    "0000_10_a_4.yaml",
+                    cm(
+                        "to-be-deleted",
+                        "    release.openshift.io/delete: \"true\"\n",
+                        "v",
+                    ),
+                ),
+                (
+                    "0000_10_a_5.yaml",
+                    cm("moves-to-b", "    capability.openshift.io/name: B\n", "v"),
+                ),
+                (
+                    "0000_10_a_6.yaml",
+                    cm(
+                        "goes-tech-preview",
+                        "    release.openshift.io/feature-set: TechPreviewNoUpgrade\n",
+                        "v",
+                    ),
+                ),
+                ("0000_10_a_7.yaml", cm("brand-new", "", "v")),
+                (
+                    "0000_10_a_8.yaml",
+                    cm("new-in-c", "    capability.openshift.io/name: C\n", "v"),
+                ),
+            ],
+        );
+        let plan = plan(&from, &to, &cluster(&["A"]));
+        assert_eq!(
+            plan.implicitly_enabled_capabilities,
+            vec![Capability::from("B")]
+        );
+        assert_eq!(plan.reasons[&Capability::from("B")][0].name, "moves-to-b");
+        assert_eq!(
+            plan.enabled_capabilities,
+            vec![Capability::from("A"), Capability::from("B")]
+        );
+        assert_eq!(
+            plan.condition.message,
+            "The following capabilities could not be disabled: B"
+        );
+        assert_eq!(names(&plan.create), vec!["brand-new"]);
+        assert_eq!(
+            plan.update
+                .iter()
+                .map(|u| u.resource.name.as_str())
+                .collect::<Vec<_>>(),
+            vec!["changed", "moves-to-b"]
+        );
+        assert!(
+            plan.update[0].diff.contains("-  k: old\n+  k: new\n"),
+            "{}",
+            plan.update[0].diff
+        );
+        assert!(plan.update[0].diff.starts_with("--- current/release-manifests/0000_10_a_2.yaml\n+++ new/release-manifests/0000_10_a_2.yaml\n"));
+        assert_eq!(names(&plan.delete), vec!["to-be-deleted"]);
+        let left: Vec<(&str, &str)> = plan
+            .left_behind
+            .iter()
+            .map(|l| (l.resource.name.as_str(), l.reason.as_str()))
+            .collect();
+        assert_eq!(
+            left,
+            vec![
+                (
+                    "goes-tech-preview",
+                    "excluded: \"Default\" is required, and release.openshift.io/feature-set=TechPreviewNoUpgrade"
+                ),
+                ("removed", "removed from the payload"),
+            ]
+        );
+        assert_eq!(plan.unchanged, 1);
+    }
+
+    #[test]
+    fn prior_implicit_capabilities_are_kept_and_overrides_respected() {
+        let from = payload("4.14.0", &[("0000_10_a_1.yaml", cm("x", "", "v"))]);
+        let to = payload("4.15.0", &[("0000_10_a_1.yaml", cm("x", "", "changed"))]);
+        let mut c = cluster(&["A", "C"]);
+        c.implicitly_enabled = caps(&["C"]);
+        c.config.overrides = Some(vec![ComponentOverride {
+            kind: "ConfigMap".into(),
+            group: "".into(),
+            namespace: "ns".into(),
+            name: "x".into(),
+            unmanaged: true,
+        }]);
+        let plan = plan(&from, &to, &c);
+        assert_eq!(
+            plan.implicitly_enabled_capabilities,
+            vec![Capability::from("C")]
+        );
+        assert!(plan.reasons.is_empty());
+        // An unmanaged resource is neither updated nor left behind: the CVO does not touch it.
+        assert!(plan.update.is_empty() && plan.left_behind.is_empty() && plan.create.is_empty());
+    }
+
+    #[test]
+    fn create_only_resources_are_not_updated() {
+        let from = payload(
+            "4.14.0",
+            &[(
+                "0000_10_a_1.yaml",
+                cm("x", "    release.openshift.io/create-only: \"true\"\n", "a"),
+            )],
+        );
+        let to = payload(
+            "4.15.0",
+            &[(
+                "0000_10_a_1.yaml",
+                cm("x", "    release.openshift.io/create-only: \"TRUE\"\n", "b"),
+            )],
+        );
+        let plan = plan(&from, &to, &cluster(&[]));
+        assert!(plan.update.is_empty());
+        assert_eq!(plan.unchanged, 1);
+    }
+}

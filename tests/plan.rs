@@ -1,0 +1,357 @@
+//! `cvo plan` on the real 4.14 → 4.15 upgrade corpus, checked against an independent Python
+//! oracle (tests/oracle/plan.py), and its text output on a small fixture.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// A copy of one side of the upgrade corpus with release-metadata added (the corpus has none).
+fn side(corpus: &Path, name: &str, version: &str, into: &Path) {
+    support::copy_dir(
+        &corpus.join("openshift-upgrade").join(name),
+        &into.join(name),
+    );
+    let metadata = format!(r#"{{"kind":"cincinnati-metadata-v0","version":"{version}"}}"#);
+    fs::write(
+        into.join(name).join("release-manifests/release-metadata"),
+        metadata,
+    )
+    .unwrap();
+}
+
+fn cvo_plan(dir: &Path, extra: &[&str]) -> Value {
+    let out = assert_cmd::Command::cargo_bin("cvo")
+        .unwrap()
+        .args(["plan", "-o", "json", "--from"])
+        .arg(dir.join("old"))
+        .arg("--to")
+        .arg(dir.join("new"))
+        .args(extra)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn ids(plan: &Value, key: &str) -> BTreeSet<String> {
+    plan[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}/{}/{}",
+                r["group"].as_str().unwrap(),
+                r["kind"].as_str().unwrap(),
+                r["namespace"].as_str().unwrap(),
+                r["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn strings(v: &Value) -> BTreeSet<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+const KNOWN: &[&str] = &[
+    "baremetal",
+    "Console",
+    "Insights",
+    "marketplace",
+    "Storage",
+    "openshift-samples",
+    "CSISnapshot",
+    "NodeTuning",
+    "MachineAPI",
+    "Build",
+    "DeploymentConfig",
+    "ImageRegistry",
+    "OperatorLifecycleManager",
+    "OperatorLifecycleManagerV1",
+    "CloudCredential",
+    "Ingress",
+    "CloudControllerManager",
+];
+const V4_14: &[&str] = &[
+    "baremetal",
+    "marketplace",
+    "openshift-samples",
+    "MachineAPI",
+    "Console",
+    "Insights",
+    "Storage",
+    "CSISnapshot",
+    "NodeTuning",
+    "Build",
+    "DeploymentConfig",
+    "ImageRegistry",
+];
+
+fn oracle(dir: &Path, enabled: &[&str]) -> Option<Value> {
+    let config = serde_json::json!({"profile": "self-managed-high-availability", "featureSet": "", "known": KNOWN, "enabled": enabled, "major": 4});
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/plan.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(dir.join("old"))
+        .arg(dir.join("new"))
+        .arg(config.to_string())
+        .output();
+    match output {
+        Ok(o) if o.status.success() => Some(serde_json::from_slice(&o.stdout).unwrap()),
+        other => {
+            assert!(
+                std::env::var("CVO_REQUIRE_CORPUS").as_deref() != Ok("1"),
+                "the plan oracle needs python3 with PyYAML: {other:?}"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn upgrade_corpus_for_clusters_on_v4_14_and_none() {
+    let Some(corpus) = support::corpus() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    side(&corpus, "old", "4.14.0", tmp.path());
+    side(&corpus, "new", "4.15.0", tmp.path());
+    // (baseline, enabled capabilities, left behind, create, update, delete, unchanged)
+    type Case<'a> = (
+        &'a str,
+        &'a [&'a str],
+        &'a [&'a str],
+        usize,
+        usize,
+        usize,
+        usize,
+    );
+    let cases: [Case; 2] = [
+        (
+            "v4.14",
+            V4_14,
+            &[
+                "cloudcredential.openshift.io/CredentialsRequest/openshift-cloud-credential-operator/openshift-machine-api-ovirt",
+                "rbac.authorization.k8s.io/ClusterRoleBinding//default-account-cluster-network-operator",
+            ],
+            19,
+            168,
+            12,
+            499,
+        ),
+        (
+            "None",
+            &[],
+            &[
+                "rbac.authorization.k8s.io/ClusterRoleBinding//default-account-cluster-network-operator",
+            ],
+            16,
+            122,
+            10,
+            251,
+        ),
+    ];
+    for (baseline, enabled, left_behind, create, update, delete, unchanged) in cases {
+        let plan = cvo_plan(tmp.path(), &["--capabilities-baseline", baseline]);
+        // Both clusters manage OLM's and the cloud-credential operator's resources, which 4.15
+        // moves into capabilities (SOURCES.md of the corpus): both get implicitly enabled.
+        assert_eq!(
+            strings(&plan["implicitlyEnabledCapabilities"]),
+            ["CloudCredential", "OperatorLifecycleManager"]
+                .map(String::from)
+                .into()
+        );
+        assert_eq!(
+            ids(&plan, "leftBehind"),
+            left_behind.iter().map(|s| s.to_string()).collect(),
+            "{baseline}"
+        );
+        let counts = (
+            ids(&plan, "create").len(),
+            plan["update"].as_array().unwrap().len(),
+            ids(&plan, "delete").len(),
+            plan["unchanged"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(counts, (create, update, delete, unchanged), "{baseline}");
+        assert!(
+            plan["reasons"]["CloudCredential"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["name"] == "cloud-credential-operator" && c["kind"] == "Deployment")
+        );
+        assert!(
+            plan["update"][0]["diff"]
+                .as_str()
+                .unwrap()
+                .starts_with("--- current/")
+        );
+        if let Some(independent) = oracle(tmp.path(), enabled) {
+            assert_eq!(
+                strings(&independent["implicit"]),
+                strings(&plan["implicitlyEnabledCapabilities"]),
+                "{baseline}"
+            );
+            let update_ids: BTreeSet<String> = plan["update"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}/{}/{}/{}",
+                        r["group"].as_str().unwrap(),
+                        r["kind"].as_str().unwrap(),
+                        r["namespace"].as_str().unwrap(),
+                        r["name"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            assert_eq!(
+                strings(&independent["update"]),
+                update_ids,
+                "{baseline}: update"
+            );
+            for key in ["create", "delete", "leftBehind"] {
+                assert_eq!(
+                    strings(&independent[key]),
+                    ids(&plan, key),
+                    "{baseline}: {key}"
+                );
+            }
+            assert_eq!(
+                independent["unchanged"], plan["unchanged"],
+                "{baseline}: unchanged"
+            );
+        }
+    }
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: NAME\n  namespace: ns\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\nEXTRAdata:\n  k: VALUE\n";
+
+fn cm(name: &str, extra: &str, value: &str) -> String {
+    CM.replace("NAME", name)
+        .replace("EXTRA", extra)
+        .replace("VALUE", value)
+}
+
+fn fixture(dir: &Path, version: &str, files: &[(&str, String)]) {
+    let rm = dir.join("release-manifests");
+    fs::create_dir_all(&rm).unwrap();
+    fs::write(
+        rm.join("release-metadata"),
+        format!(r#"{{"kind":"cincinnati-metadata-v0","version":"{version}"}}"#),
+    )
+    .unwrap();
+    for (name, text) in files {
+        fs::write(rm.join(name), text).unwrap();
+    }
+}
+
+/// The text output, whole.
+#[test]
+fn text_output_snapshot() {
+    let tmp = tempfile::tempdir().unwrap();
+    fixture(
+        &tmp.path().join("old"),
+        "4.17.0",
+        &[
+            ("0000_10_a_x.yaml", cm("kept", "", "1")),
+            ("0000_10_a_y.yaml", cm("changed", "", "old")),
+            ("0000_10_a_z.yaml", cm("dropped", "", "1")),
+            ("0000_50_console_x.yaml", cm("console-config", "", "1")),
+        ],
+    );
+    fixture(
+        &tmp.path().join("new"),
+        "4.18.0",
+        &[
+            ("0000_10_a_x.yaml", cm("kept", "", "1")),
+            ("0000_10_a_y.yaml", cm("changed", "", "new")),
+            (
+                "0000_10_a_w.yaml",
+                cm("added", "    release.openshift.io/delete: \"true\"\n", "1")
+                    .replace("name: added", "name: gone"),
+            ),
+            (
+                "0000_50_console_x.yaml",
+                cm(
+                    "console-config",
+                    "    capability.openshift.io/name: Console\n",
+                    "1",
+                ),
+            ),
+            ("0000_60_b_x.yaml", cm("fresh", "", "1")),
+        ],
+    );
+    let out = assert_cmd::Command::cargo_bin("cvo")
+        .unwrap()
+        .args([
+            "plan",
+            "--diff",
+            "--capabilities-baseline",
+            "None",
+            "--from",
+        ])
+        .arg(tmp.path().join("old"))
+        .arg("--to")
+        .arg(tmp.path().join("new"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let expected = "\
+Upgrade 4.17.0 -> 4.18.0
+
+Implicitly enabled capabilities: Console
+  Console: 1 managed resource(s) move into it:
+    ConfigMap ns/console-config (0000_50_console_x.yaml)
+ImplicitlyEnabledCapabilities=True CapabilitiesImplicitlyEnabled: The following capabilities could not be disabled: Console
+Enabled after the upgrade: Console
+
+Create (1):
+  ConfigMap ns/fresh (0000_60_b_x.yaml)
+
+Update (2):
+  ConfigMap ns/changed (0000_10_a_y.yaml)
+    --- current/release-manifests/0000_10_a_y.yaml
+    +++ new/release-manifests/0000_10_a_y.yaml
+    @@ -6,4 +6,4 @@
+       annotations:
+         include.release.openshift.io/self-managed-high-availability: \"true\"
+     data:
+    -  k: old
+    +  k: new
+  ConfigMap ns/console-config (0000_50_console_x.yaml)
+    --- current/release-manifests/0000_50_console_x.yaml
+    +++ new/release-manifests/0000_50_console_x.yaml
+    @@ -5,5 +5,6 @@
+       namespace: ns
+       annotations:
+         include.release.openshift.io/self-managed-high-availability: \"true\"
+    +    capability.openshift.io/name: Console
+     data:
+       k: 1
+
+Delete (1):
+  ConfigMap ns/gone (0000_10_a_w.yaml)
+
+Left behind (1): managed today, not by the new payload; nothing will delete them:
+  ConfigMap ns/dropped (0000_10_a_z.yaml): removed from the payload
+
+Unchanged: 1
+";
+    assert_eq!(String::from_utf8(out).unwrap(), expected);
+}
