@@ -129,5 +129,26 @@ fn generated(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, corpus, generated);
+criterion_group!(benches, corpus, generated, corpus_validate);
 criterion_main!(benches);
+
+/// `cvo validate` on the corpus: reading the files and every check (`corpus/validate`).
+fn corpus_validate(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/openshift-payload");
+    if !dir.is_dir() {
+        return;
+    }
+    let options = cvo::validate::Options::default();
+    let mut group = c.benchmark_group("corpus");
+    group.sample_size(30);
+    group.bench_function("validate", |b| {
+        b.iter(|| {
+            let input = cvo::validate::ValidateInput {
+                payload: read_input(&PayloadSource::Directory(dir.clone())).unwrap(),
+                listing: Vec::new(),
+            };
+            cvo::validate::validate(&input, &options).findings.len()
+        })
+    });
+    group.finish();
+}

@@ -123,6 +123,31 @@ fn read_dir_files(dir: &Path) -> Result<Vec<InputFile>, SourceError> {
         .collect())
 }
 
+/// One entry of a directory listing, whatever the CVO would make of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    pub is_dir: bool,
+}
+
+/// Every entry of `dir` (files of any name and subdirectories), byte-sorted: what
+/// `cvo validate` needs to point out files the CVO never reads. Reading is unchanged.
+pub fn list_entries(dir: &Path) -> Result<Vec<DirEntry>, SourceError> {
+    let listing = fs::read_dir(dir).map_err(|source| SourceError::List {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut entries: Vec<DirEntry> = listing
+        .filter_map(Result::ok)
+        .map(|entry| DirEntry {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            is_dir: entry.path().is_dir(),
+        })
+        .collect();
+    entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
 fn read_file(dir: &Path, name: String) -> InputFile {
     let contents = fs::read(dir.join(&name)).map_err(|e| e.to_string());
     InputFile { name, contents }
@@ -201,6 +226,30 @@ mod tests {
         assert_eq!(names, vec!["B.json", "a.yml", "b.yaml"]);
         assert!(input.release_metadata.is_some());
         assert!(input.image_references.is_none());
+    }
+
+    #[test]
+    fn list_entries_shows_everything_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        for name in ["b.yaml", "notes.txt", "A"] {
+            fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let entries = list_entries(dir.path()).unwrap();
+        let names: Vec<(&str, bool)> = entries
+            .iter()
+            .map(|e| (e.name.as_str(), e.is_dir))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("A", false),
+                ("b.yaml", false),
+                ("notes.txt", false),
+                ("sub", true)
+            ]
+        );
+        assert!(list_entries(&dir.path().join("missing")).is_err());
     }
 
     #[test]

@@ -5,16 +5,21 @@
 //!   (lines starting with `---`), or into JSON values when the file starts with `{`;
 //! * [`parse_document`] turns one YAML document into a [`Node`] tree with go-yaml v2 semantics:
 //!   YAML 1.1 scalars, the last of duplicated keys wins, merge keys, anchors;
+//! * [`duplicate_keys`] finds keys written twice in one mapping, which reading resolves silently
+//!   (for `cvo validate`);
 //! * [`go_json`] writes a value as Go's `encoding/json` would (sorted keys, HTML escaping,
 //!   Go float formatting), which is what the version hash is computed over.
 
 mod build;
+mod duplicates;
 mod events;
 mod gojson;
+mod keyscan;
 mod node;
 mod resolve;
 
 pub use build::parse_document;
+pub use duplicates::{DuplicateKey, duplicate_keys};
 pub use gojson::{go_float, go_json, write_go_json};
 pub use node::{Mapping, Node};
 
