@@ -23,3 +23,13 @@ best hash ./target/release/cvo hash --payload "$corpus"
 best explain ./target/release/cvo explain -o json --payload "$corpus"
 best render ./target/release/cvo render --payload "$corpus" --output-dir "$out"
 rm -rf "$out"
+
+# The upgrade corpus, with the release-metadata it lacks added in a temporary copy.
+upgrade=$(mktemp -d)
+trap 'rm -rf "$upgrade"' EXIT
+for side in old:4.14.0 new:4.15.0; do
+  cp -r "${corpus%/openshift-payload}/openshift-upgrade/${side%%:*}" "$upgrade/"
+  chmod -R u+w "$upgrade/${side%%:*}"
+  printf '{"kind":"cincinnati-metadata-v0","version":"%s"}' "${side#*:}" > "$upgrade/${side%%:*}/release-manifests/release-metadata"
+done
+best plan ./target/release/cvo plan -o json --capabilities-baseline v4.14 --from "$upgrade/old" --to "$upgrade/new"

@@ -7,7 +7,7 @@
 //!   [`capability`] (capability sets, enablement, implicit enablement), [`graph`] (the
 //!   run-level task graph and its scheduler), [`hash`] (the `status.versionHash`).
 //! * shells: [`payload`] (reading a payload directory or the bundled one), [`render`],
-//!   [`explain`] and [`cli`] (the command line).
+//!   [`explain`], [`validate`] (the CI linter), [`plan`] (upgrade preview) and [`cli`].
 //!
 //! [`components`] is where the payload components `cvo` ships will live.
 
@@ -20,5 +20,7 @@ pub mod hash;
 pub mod include;
 pub mod manifest;
 pub mod payload;
+pub mod plan;
 pub mod render;
+pub mod validate;
 pub mod yaml;

@@ -56,7 +56,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 36);
+    assert_eq!(payload.manifests.len(), 37);
     assert_eq!(payload.images.len(), 8);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -89,7 +89,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 32);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 33);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -97,7 +97,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        31
+        32
     );
     let tech_preview = excluded(
         &payload,

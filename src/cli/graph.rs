@@ -7,9 +7,7 @@ use serde_json::json;
 
 use super::{CliResult, InclusionArgs, PayloadArgs, load_payload};
 use crate::graph::{Mode, TaskGraph};
-use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::manifest::Manifest;
-use crate::payload::LoadOptions;
 
 #[derive(Debug, Args)]
 pub struct GraphArgs {
@@ -39,14 +37,7 @@ pub enum GraphFormat {
 
 pub fn graph(args: GraphArgs) -> CliResult {
     args.inclusion.validate()?;
-    let options = LoadOptions {
-        cluster_profile: args
-            .inclusion
-            .cluster_profile
-            .clone()
-            .unwrap_or_else(|| DEFAULT_CLUSTER_PROFILE.to_string()),
-        ..Default::default()
-    };
+    let options = super::payload_commands::load_options(&args.inclusion, None, false);
     let payload = load_payload(&args.payload, &options)?;
     let config = args.inclusion.config(&payload)?.load_time();
     let tasks = payload.included(&config);

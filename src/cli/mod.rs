@@ -12,6 +12,8 @@ mod capabilities;
 mod graph;
 mod inclusion;
 mod payload_commands;
+mod plan;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -54,6 +56,11 @@ pub enum Command {
     Hash(payload_commands::HashArgs),
     /// Compute known, enabled and implicitly enabled capabilities.
     Capabilities(capabilities::CapabilitiesArgs),
+    /// Check a payload for everything that would fail or surprise on a live cluster.
+    Validate(validate::ValidateArgs),
+    /// Preview an upgrade: implicitly enabled capabilities and what is created, updated,
+    /// deleted or left behind.
+    Plan(plan::PlanArgs),
 }
 
 /// Where the payload comes from; shared by every payload command.
@@ -91,6 +98,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Graph(args) => graph::graph(args),
         Command::Hash(args) => payload_commands::hash(args),
         Command::Capabilities(args) => capabilities::capabilities(args),
+        Command::Validate(args) => validate::validate(args),
+        Command::Plan(args) => plan::plan(args),
     };
     match result {
         Ok(code) => code,

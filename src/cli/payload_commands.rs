@@ -69,7 +69,8 @@ pub struct HashArgs {
 }
 
 /// Templates in manifests/ see the profile the cluster runs with.
-fn load_options(
+/// Load options shared by the payload commands: templates see the cluster's profile.
+pub(super) fn load_options(
     inclusion: &InclusionArgs,
     release_image: Option<String>,
     strict_templates: bool,
