@@ -22,6 +22,7 @@ best() {
 best hash ./target/release/cvo hash --payload "$corpus"
 best explain ./target/release/cvo explain -o json --payload "$corpus"
 best render ./target/release/cvo render --payload "$corpus" --output-dir "$out"
+best validate ./target/release/cvo validate -o json --payload "$corpus"
 rm -rf "$out"
 
 # The upgrade corpus, with the release-metadata it lacks added in a temporary copy.
