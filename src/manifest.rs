@@ -117,6 +117,9 @@ pub struct Manifest {
     /// `metadata.annotations` as the CVO sees them: `None` when missing, null, or holding any
     /// value that is not a string or null (then every inclusion check says "no annotations").
     pub annotations: Option<BTreeMap<String, String>>,
+    /// Some mapping of the document may write a key twice (go-yaml keeps the last value
+    /// silently); `yaml::duplicate_keys` says which. Exact unless merge keys are used.
+    pub repeated_keys: bool,
     /// The whole file's text, shared by its documents (an `Arc<String>` so the file is not
     /// copied once more when it is loaded).
     source: Arc<String>,
@@ -339,7 +342,7 @@ pub fn parse_file(
                 .count();
         let start = chunk.text.as_ptr() as usize - text.as_ptr() as usize;
         let span = start..start + chunk.text.len();
-        let (value, raw) = match document_value(&mut chunk) {
+        let (value, raw, repeated_keys) = match document_value(&mut chunk) {
             Ok(Some(parsed)) => parsed,
             Ok(None) => continue,
             Err(e) => {
@@ -383,6 +386,7 @@ pub fn parse_file(
                     gvk,
                     id,
                     annotations,
+                    repeated_keys,
                     source: text.clone(),
                     span,
                 });
@@ -393,20 +397,26 @@ pub fn parse_file(
     (manifests, errors)
 }
 
-/// A parsed document and its raw bytes.
-type Document = (Node, Box<[u8]>);
+/// A parsed document, its raw bytes, and whether a key may repeat in it.
+type Document = (Node, Box<[u8]>, bool);
 
 /// A document's tree and its raw bytes, or `None` for an empty/null document (skipped).
 fn document_value(chunk: &mut yaml::Chunk<'_>) -> Result<Option<Document>, yaml::Error> {
-    let (node, raw) = match chunk.json.take() {
-        Some(value) => (Node::from(value), chunk.text.trim().as_bytes().into()),
+    let (node, raw, repeats) = match chunk.json.take() {
+        // serde_json keeps the last of repeated keys too; JSON payload files are rare and
+        // machine-written, so their repeats are not looked for.
+        Some(value) => (
+            Node::from(value),
+            chunk.text.trim().as_bytes().into(),
+            false,
+        ),
         None => {
-            let node = yaml::parse_document(chunk.text)?;
+            let (node, repeats) = yaml::parse_document_noting_repeats(chunk.text)?;
             let raw = yaml::go_json(&node).into_boxed_slice();
-            (node, raw)
+            (node, raw, repeats)
         }
     };
-    Ok((!node.is_null()).then_some((node, raw)))
+    Ok((!node.is_null()).then_some((node, raw, repeats)))
 }
 
 /// Line positions inside a document are relative to it; make them relative to the file.

@@ -11,7 +11,7 @@ use super::metadata::{Metadata, check_template_tags};
 use super::presence::Presence;
 use super::{Code, Doc, Finding, files, locate, relative_path};
 use crate::include::DEFAULT_CLUSTER_PROFILE;
-use crate::manifest::{ManifestDir, ManifestId, ParseError, ParseErrorKind, parse_file};
+use crate::manifest::{Manifest, ManifestDir, ManifestId, ParseError, ParseErrorKind, parse_file};
 use crate::payload::{InputFile, Layout, PayloadInput, RenderConfig, template};
 use crate::yaml;
 
@@ -111,8 +111,8 @@ fn parse_one(
 /// findings.
 fn read_documents(outcome: &mut FileOutcome, name: &str, dir: ManifestDir, text: Arc<String>) {
     let path: Arc<str> = Arc::from(outcome.path.as_str());
-    outcome.findings.extend(duplicate_keys(&text, &path));
     let (manifests, errors) = parse_file(name, dir, text.clone());
+    outcome.findings.extend(duplicate_keys(&manifests, &path));
     let findings = errors.iter().map(|e| parse_finding(e, &path, &text));
     outcome.findings.extend(findings);
     for manifest in manifests {
@@ -209,17 +209,16 @@ fn field_position(text: &str, start_line: usize, field: &str) -> Option<(usize, 
     Some(locate::line_column(text, offset))
 }
 
-/// Repeated keys of every document; positions made relative to the file.
-fn duplicate_keys(text: &str, path: &str) -> Vec<Finding> {
-    let Ok(chunks) = yaml::split_stream(text) else {
-        return Vec::new();
-    };
-    chunks
+/// Repeated keys of the documents where reading noticed some; positions made relative to the
+/// file. (A document that does not read at all gets its syntax error instead.)
+fn duplicate_keys(manifests: &[Manifest], path: &str) -> Vec<Finding> {
+    manifests
         .iter()
-        .flat_map(|chunk| {
-            yaml::duplicate_keys(chunk.text)
+        .filter(|m| m.repeated_keys)
+        .flat_map(|m| {
+            yaml::duplicate_keys(m.original_text())
                 .into_iter()
-                .map(move |d| duplicate_key_finding(&d, chunk.line, path))
+                .map(move |d| duplicate_key_finding(&d, m.line, path))
         })
         .collect()
 }

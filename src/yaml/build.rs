@@ -18,12 +18,22 @@ const MAX_ALIAS_COPIES: usize = 10_000_000;
 /// Parses one YAML document (the first in `text`). An empty document, or one holding only
 /// comments, is `Null` (the CVO skips those).
 pub fn parse_document(text: &str) -> Result<Node, Error> {
+    parse_document_noting_repeats(text).map(|(node, _)| node)
+}
+
+/// [`parse_document`], also saying whether some mapping of the document may write a key twice
+/// (go-yaml keeps the last value silently). Exact for plain mappings; a mapping with merge keys
+/// (`<<`), where overriding is normal, says "maybe". Costs nothing extra: building a mapping
+/// already sorts its keys. [`super::duplicate_keys`] says which keys, where.
+pub fn parse_document_noting_repeats(text: &str) -> Result<(Node, bool), Error> {
     let mut builder = Builder {
         parser: EventParser::new(text.as_bytes()),
         anchors: HashMap::new(),
         alias_copies: 0,
+        repeats: false,
     };
-    builder.document()
+    let node = builder.document()?;
+    Ok((node, builder.repeats))
 }
 
 struct Builder<'a> {
@@ -31,6 +41,8 @@ struct Builder<'a> {
     /// Anchored values with their size, for alias expansion.
     anchors: HashMap<String, (Node, usize)>,
     alias_copies: usize,
+    /// A mapping lost an entry to a later one with the same key (or used a merge key).
+    repeats: bool,
 }
 
 impl Builder<'_> {
@@ -126,7 +138,10 @@ impl Builder<'_> {
         loop {
             let (event, mark) = self.next()?;
             if event == Event::MappingEnd {
-                return Ok((Mapping::from_entries(entries), size));
+                let written = entries.len();
+                let mapping = Mapping::from_entries(entries);
+                self.repeats |= mapping.len() < written;
+                return Ok((mapping, size));
             }
             let key = self.key(event, mark)?;
             let (value_event, value_mark) = self.next()?;

@@ -14,11 +14,10 @@ mod build;
 mod duplicates;
 mod events;
 mod gojson;
-mod keyscan;
 mod node;
 mod resolve;
 
-pub use build::parse_document;
+pub use build::{parse_document, parse_document_noting_repeats};
 pub use duplicates::{DuplicateKey, duplicate_keys};
 pub use gojson::{go_float, go_json, write_go_json};
 pub use node::{Mapping, Node};
