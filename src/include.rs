@@ -37,7 +37,7 @@ pub struct CapabilityFilter {
 }
 
 /// An entry of `spec.overrides`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ComponentOverride {
     pub kind: String,

@@ -8,11 +8,14 @@
 //!   run-level task graph and its scheduler), [`hash`] (the `status.versionHash`).
 //! * shells: [`payload`] (reading a payload directory or the bundled one), [`render`],
 //!   [`explain`], [`validate`] (the CI linter), [`plan`] (upgrade preview) and [`cli`].
+//! * in-cluster: [`cluster`] (the `config.openshift.io/v1` API types and their CRDs); the only
+//!   module that depends on kube.
 //!
 //! [`components`] is where the payload components `cvo` ships will live.
 
 pub mod capability;
 pub mod cli;
+pub mod cluster;
 pub mod components;
 pub mod explain;
 pub mod graph;

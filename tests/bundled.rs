@@ -2,6 +2,7 @@
 //! exercises gives the verdict worked out by hand for it (payloads/README.md lists the files).
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
 use cvo::include::{CapabilityFilter, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
@@ -56,7 +57,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 37);
+    assert_eq!(payload.manifests.len(), 39);
     assert_eq!(payload.images.len(), 8);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -89,7 +90,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 33);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 35);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -97,7 +98,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        32
+        34
     );
     let tech_preview = excluded(
         &payload,
@@ -135,4 +136,22 @@ fn feature_gates_come_from_the_payload_feature_gate_manifest() {
         payload.feature_gates_for("", "single-node-developer"),
         Some(BTreeSet::new())
     );
+}
+
+/// The bundled CRD manifests are `cvo crds`, one file each: regenerate them when the types change.
+#[test]
+fn bundled_crds_match_the_types() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads/4.18.0/manifests");
+    let files = [
+        "0000_00_cluster-version-operator_01_clusterversions.crd.yaml",
+        "0000_00_cluster-version-operator_01_clusteroperators.crd.yaml",
+    ];
+    for (crd, file) in cvo::cluster::crds().iter().zip(files) {
+        let on_disk = std::fs::read_to_string(dir.join(file)).unwrap();
+        let generated = serde_saphyr::to_string(crd).unwrap();
+        assert_eq!(
+            on_disk, generated,
+            "{file} is stale: regenerate it from `cvo crds`"
+        );
+    }
 }

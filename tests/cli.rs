@@ -561,3 +561,26 @@ fn a_plain_directory_of_manifests_is_said_to_be_one() {
     assert!(out.contains("plain directory of manifests"), "{out}");
     assert!(err.contains("plain directory of manifests"), "{err}");
 }
+
+#[test]
+fn crds_prints_both_definitions() {
+    let out = cvo().args(["crds", "-o", "json"]).assert().success();
+    let list: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let names: Vec<_> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|crd| crd["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "clusterversions.config.openshift.io",
+            "clusteroperators.config.openshift.io"
+        ]
+    );
+    let out = cvo().arg("crds").assert().success();
+    let yaml = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(yaml.matches("\n---\n").count(), 1, "{yaml}");
+    assert!(yaml.contains("kind: ClusterOperator\n"), "{yaml}");
+}

@@ -11,7 +11,7 @@ use super::types::{Capability, CapabilitySet};
 
 /// What the cluster asks for: `spec.capabilities` of a ClusterVersion.
 /// A missing stanza (`None` at call sites) means the default baseline.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CapabilitiesSpec {
     /// Kept raw rather than as [`CapabilitySet`]: upstream turns an unknown

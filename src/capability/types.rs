@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 /// `Ord` is the derived `String` order, i.e. byte order, which is what Go's
 /// `sort.Strings` / `sets.List` produce (`Storage` < `baremetal`). Status
 /// lists and condition messages rely on it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct Capability(String);
 

@@ -9,6 +9,7 @@ macro_rules! outln {
 }
 
 mod capabilities;
+mod crds;
 mod graph;
 mod inclusion;
 mod payload_commands;
@@ -61,6 +62,8 @@ pub enum Command {
     /// Preview an upgrade: implicitly enabled capabilities and what is created, updated,
     /// deleted or left behind.
     Plan(plan::PlanArgs),
+    /// Print the ClusterVersion and ClusterOperator CustomResourceDefinitions.
+    Crds(crds::CrdsArgs),
 }
 
 /// Where the payload comes from; shared by every payload command.
@@ -100,6 +103,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Capabilities(args) => capabilities::capabilities(args),
         Command::Validate(args) => validate::validate(args),
         Command::Plan(args) => plan::plan(args),
+        Command::Crds(args) => crds::crds_command(args),
     };
     match result {
         Ok(code) => code,

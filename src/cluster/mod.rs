@@ -1,0 +1,12 @@
+//! The in-cluster side: the `config.openshift.io/v1` API types the operator reads and writes.
+//!
+//! This is the only library module that depends on kube and k8s-openapi; the pure core stays
+//! free of them.
+
+pub mod crds;
+
+pub use crds::{
+    ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, ClusterOperatorStatusCondition,
+    ClusterVersion, ClusterVersionCapabilitiesStatus, ClusterVersionSpec, ClusterVersionStatus,
+    ObjectReference, OperandVersion, Release, Update, UpdateHistory, crds,
+};

@@ -1,0 +1,325 @@
+//! Tests against a real kube-apiserver (`hack/cluster/`): one cluster for the whole binary,
+//! started by `main`, always stopped at the end. Without Go (no cluster) the binary skips,
+//! unless `CVO_REQUIRE_CLUSTER=1`.
+
+#[path = "support/cluster.rs"]
+mod cluster_support;
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail, ensure};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::wait::{await_condition, conditions};
+use serde_json::json;
+
+use cluster_support::Cluster;
+use cvo::capability::{CapabilitiesSpec, Capability};
+use cvo::cluster::{
+    ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatusCondition, ClusterVersion,
+    ClusterVersionSpec, crds,
+};
+use cvo::include::ComponentOverride;
+
+const MANAGER: &str = "cluster-version-operator";
+/// Bounds every test, so a hung watch fails the test instead of the binary.
+const TEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a test gets: an admin client and the cluster, for other identities.
+struct Ctx<'a> {
+    admin: kube::Client,
+    cluster: &'a Cluster,
+}
+
+type TestFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + 'a>>;
+type TestFn = for<'a> fn(&'a Ctx<'a>) -> TestFuture<'a>;
+
+const TESTS: &[(&str, TestFn)] = &[
+    ("crds_apply_and_become_established", |c| {
+        Box::pin(crds_apply_and_become_established(c))
+    }),
+    ("cluster_version_spec_and_status_round_trip", |c| {
+        Box::pin(cluster_version_spec_and_status_round_trip(c))
+    }),
+    ("cluster_operator_status_round_trips", |c| {
+        Box::pin(cluster_operator_status_round_trips(c))
+    }),
+    ("restricted_user_is_forbidden", |c| {
+        Box::pin(restricted_user_is_forbidden(c))
+    }),
+];
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    let mut cluster = match Cluster::start() {
+        Ok(cluster) => cluster,
+        Err(e) if std::env::var("CVO_REQUIRE_CLUSTER").as_deref() == Ok("1") => {
+            eprintln!("error: cannot start the test cluster and CVO_REQUIRE_CLUSTER=1: {e:#}");
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            println!(
+                "skipping the cluster tests: cannot start a cluster ({e:#}); set CVO_REQUIRE_CLUSTER=1 to fail instead"
+            );
+            return ExitCode::SUCCESS;
+        }
+    };
+    let failed = run_all(&cluster);
+    cluster.stop();
+    println!("{} passed, {failed} failed", TESTS.len() - failed);
+    eprintln!("cluster tests took {:.1}s", started.elapsed().as_secs_f64());
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Runs every test (or those whose name contains the first argument); returns how many failed.
+fn run_all(cluster: &Cluster) -> usize {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot build a tokio runtime: {e}");
+            return TESTS.len();
+        }
+    };
+    let admin = match runtime.block_on(cluster.admin()) {
+        Ok(admin) => admin,
+        Err(e) => {
+            eprintln!("error: cannot build the admin client: {e:#}");
+            return TESTS.len();
+        }
+    };
+    let ctx = Ctx { admin, cluster };
+    let mut failed = 0;
+    for (name, test) in TESTS {
+        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        let t0 = Instant::now();
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(async { tokio::time::timeout(TEST_TIMEOUT, test(&ctx)).await })
+        }));
+        let error = match outcome {
+            Ok(Ok(Ok(()))) => None,
+            Ok(Ok(Err(e))) => Some(format!("{e:#}")),
+            Ok(Err(_)) => Some(format!("timed out after {TEST_TIMEOUT:?}")),
+            Err(_) => Some("panicked (message above)".to_string()),
+        };
+        let secs = t0.elapsed().as_secs_f64();
+        match error {
+            None => println!("test {name} ... ok ({secs:.2}s)"),
+            Some(e) => {
+                failed += 1;
+                println!("test {name} ... FAILED ({secs:.2}s): {e}");
+            }
+        }
+    }
+    failed
+}
+
+/// Server-side applies both CRDs as the CVO's field manager and waits until they serve.
+async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply(MANAGER).force();
+    for crd in crds() {
+        let name = crd.metadata.name.clone().context("a CRD without a name")?;
+        api.patch(&name, &params, &Patch::Apply(&crd)).await?;
+        let established = await_condition(api.clone(), &name, conditions::is_crd_established());
+        tokio::time::timeout(Duration::from_secs(30), established)
+            .await
+            .with_context(|| format!("{name} not Established after 30s"))??;
+    }
+    Ok(())
+}
+
+async fn crds_apply_and_become_established(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    install_crds(&ctx.admin).await?;
+    let api: Api<CustomResourceDefinition> = Api::all(ctx.admin.clone());
+    for crd in crds() {
+        let name = crd.metadata.name.unwrap_or_default();
+        let live = api.get(&name).await?;
+        let managers: Vec<_> = (live.metadata.managed_fields.iter().flatten())
+            .filter_map(|m| m.manager.clone())
+            .collect();
+        ensure!(
+            managers.iter().any(|m| m == MANAGER),
+            "{name}: managers {managers:?}"
+        );
+        ensure!(live.spec.scope == "Cluster", "{name} is not cluster-scoped");
+    }
+    // Applying again is a no-op, as it is on every CVO sync.
+    install_crds(&ctx.admin).await
+}
+
+fn condition(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+) -> ClusterOperatorStatusCondition {
+    ClusterOperatorStatusCondition {
+        type_: type_.into(),
+        status: status.into(),
+        last_transition_time: Time("2025-01-02T03:04:05Z".parse().expect("a valid timestamp")),
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+    }
+}
+
+fn version_spec() -> ClusterVersionSpec {
+    ClusterVersionSpec {
+        cluster_id: "0b4b1d5e-8f0c-4a4e-9d8a-3c1f9e2b7a61".into(),
+        channel: Some("stable-4.18".into()),
+        capabilities: Some(CapabilitiesSpec {
+            baseline_capability_set: Some("None".into()),
+            additional_enabled_capabilities: vec![Capability::new("Console")],
+        }),
+        overrides: vec![ComponentOverride {
+            kind: "Deployment".into(),
+            group: "apps".into(),
+            namespace: "openshift-etcd-operator".into(),
+            name: "etcd-operator".into(),
+            unmanaged: true,
+        }],
+        ..Default::default()
+    }
+}
+
+async fn cluster_version_spec_and_status_round_trip(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    install_crds(&ctx.admin).await?;
+    let api: Api<ClusterVersion> = Api::all(ctx.admin.clone());
+    // Clean slate: a cluster-scoped object without finalizers is gone at once.
+    if api.get_opt("version").await?.is_some() {
+        api.delete("version", &DeleteParams::default()).await?;
+    }
+    let created = api
+        .create(
+            &PostParams::default(),
+            &ClusterVersion::new("version", version_spec()),
+        )
+        .await?;
+    ensure!(created.status.is_none(), "status is ignored on create");
+    let read = api.get("version").await?;
+    ensure!(
+        read.spec == version_spec(),
+        "spec read back: {:?}",
+        read.spec
+    );
+
+    let status = json!({
+        "desired": {"version": "4.18.0", "image": "quay.io/openshift-release-dev/ocp-release@sha256:0"},
+        "history": [{"state": "Partial", "startedTime": "2025-01-02T03:04:05Z", "completionTime": null,
+                     "version": "4.18.0", "image": "quay.io/openshift-release-dev/ocp-release@sha256:0",
+                     "verified": false}],
+        "observedGeneration": read.metadata.generation,
+        "versionHash": "Qy3bYjvcBBs=",
+        "capabilities": {"enabledCapabilities": ["Console"], "knownCapabilities": ["Console", "baremetal"]},
+        "conditions": [condition("Available", "False", "", ""), condition("Progressing", "True", "", "Working towards 4.18.0")],
+        "availableUpdates": null,
+    });
+    let patch =
+        json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion", "status": status});
+    let params = PatchParams::apply(MANAGER).force();
+    api.patch_status("version", &params, &Patch::Apply(&patch))
+        .await?;
+
+    let read = api.get_status("version").await?;
+    ensure!(
+        read.spec == version_spec(),
+        "status writes leave spec alone"
+    );
+    let status = read.status.context("no status after patch_status")?;
+    ensure!(
+        status.version_hash.as_deref() == Some("Qy3bYjvcBBs="),
+        "{status:?}"
+    );
+    let caps = status.capabilities.context("no status.capabilities")?;
+    ensure!(
+        caps.enabled_capabilities == [Capability::new("Console")],
+        "{caps:?}"
+    );
+    ensure!(caps.known_capabilities.len() == 2, "{caps:?}");
+    let types: Vec<_> = status.conditions.iter().map(|c| c.type_.as_str()).collect();
+    ensure!(types == ["Available", "Progressing"], "{types:?}");
+    ensure!(
+        status.history[0].completion_time.is_none(),
+        "{:?}",
+        status.history
+    );
+    ensure!(
+        status.observed_generation == read.metadata.generation,
+        "observedGeneration"
+    );
+    Ok(())
+}
+
+async fn cluster_operator_status_round_trips(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    install_crds(&ctx.admin).await?;
+    let api: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    let name = "cvo-test-etcd";
+    if api.get_opt(name).await?.is_some() {
+        api.delete(name, &DeleteParams::default()).await?;
+    }
+    let params = PatchParams::apply(MANAGER).force();
+    api.patch(
+        name,
+        &params,
+        &Patch::Apply(&ClusterOperator::new(name, ClusterOperatorSpec {})),
+    )
+    .await?;
+    let status = json!({
+        "conditions": [condition("Available", "True", "AsExpected", ""),
+                       condition("Degraded", "False", "AsExpected", "")],
+        "versions": [{"name": "operator", "version": "4.18.0"}, {"name": "etcd", "version": "3.5.16"}],
+        "relatedObjects": [{"group": "", "resource": "namespaces", "name": "openshift-etcd"},
+                           {"group": "operator.openshift.io", "resource": "etcds", "name": "cluster"}],
+    });
+    let patch = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "status": status});
+    api.patch_status(name, &params, &Patch::Apply(&patch))
+        .await?;
+
+    let status = api.get(name).await?.status.context("no status")?;
+    let versions: Vec<_> = (status.versions.iter())
+        .map(|v| (v.name.as_str(), v.version.as_str()))
+        .collect();
+    ensure!(
+        versions == [("operator", "4.18.0"), ("etcd", "3.5.16")],
+        "{versions:?}"
+    );
+    ensure!(status.conditions.len() == 2, "{:?}", status.conditions);
+    ensure!(
+        status.related_objects[1].resource == "etcds",
+        "{:?}",
+        status.related_objects
+    );
+    ensure!(
+        status.related_objects[0].namespace.is_none(),
+        "cluster-scoped reference"
+    );
+    Ok(())
+}
+
+async fn restricted_user_is_forbidden(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    install_crds(&ctx.admin).await?;
+    let restricted = ctx.cluster.restricted().await?;
+    let api: Api<ClusterVersion> = Api::all(restricted);
+    match api.list(&Default::default()).await {
+        Err(kube::Error::Api(status)) if status.code == 403 && status.is_forbidden() => Ok(()),
+        Err(e) => bail!("expected a 403 Forbidden, got {e:?}"),
+        Ok(list) => bail!(
+            "the restricted user listed {} ClusterVersions",
+            list.items.len()
+        ),
+    }
+}

@@ -1,0 +1,95 @@
+//! A real etcd + kube-apiserver for the cluster test binary (`hack/cluster/`), one per binary.
+//!
+//! Only `tests/cluster.rs` declares this module: the other test binaries share `support/` and
+//! must never start a cluster.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// A running cluster; stopped (and its directory removed) on drop, panics included.
+pub struct Cluster {
+    dir: PathBuf,
+    kubeconfig: PathBuf,
+}
+
+impl Cluster {
+    /// Builds the binaries if they are not cached (minutes cold, instant warm) and starts a
+    /// cluster in a fresh directory under /dev/shm (etcd is fsync-heavy) or the temp dir.
+    pub fn start() -> anyhow::Result<Self> {
+        run_script("build.sh", &[])?;
+        let parent = Path::new("/dev/shm");
+        let parent = if parent.is_dir() {
+            parent.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        // up.sh wants a directory it owns; keep() hands it over, down.sh removes it.
+        let dir = tempfile::Builder::new()
+            .prefix("cvo-cluster-test.")
+            .tempdir_in(parent)?
+            .keep();
+        let mut cluster = Cluster {
+            kubeconfig: PathBuf::new(),
+            dir,
+        };
+        let out = run_script("up.sh", &[cluster.dir.as_os_str()])?;
+        cluster.kubeconfig = PathBuf::from(out.trim());
+        Ok(cluster)
+    }
+
+    /// A client as `cvo-admin` (system:masters).
+    pub async fn admin(&self) -> anyhow::Result<kube::Client> {
+        client(&self.kubeconfig).await
+    }
+
+    /// A client as `cvo-restricted`, who has no RBAC bindings.
+    pub async fn restricted(&self) -> anyhow::Result<kube::Client> {
+        client(&self.dir.join("kubeconfig-restricted")).await
+    }
+
+    /// Stops the cluster; errors are reported, not raised, as this also runs from `drop`.
+    pub fn stop(&mut self) {
+        if self.dir.as_os_str().is_empty() {
+            return;
+        }
+        if let Err(e) = run_script("down.sh", &[self.dir.as_os_str()]) {
+            eprintln!(
+                "error: stopping the cluster in {}: {e:#}",
+                self.dir.display()
+            );
+        }
+        self.dir = PathBuf::new();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn client(kubeconfig: &Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = Kubeconfig::read_from(kubeconfig)?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// Runs `hack/cluster/<script>`; its standard error (progress, failures) goes to ours.
+fn run_script(script: &str, args: &[&std::ffi::OsStr]) -> anyhow::Result<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("hack/cluster")
+        .join(script);
+    let output = Command::new(&path)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot run {}", path.display()))?;
+    if !output.status.success() {
+        bail!("{} failed ({})", path.display(), output.status);
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
