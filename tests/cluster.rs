@@ -26,6 +26,13 @@ use cvo::cluster::{
 };
 use cvo::include::ComponentOverride;
 
+#[path = "cluster/apply.rs"]
+mod apply_tests;
+use apply_tests::{
+    apply_bundled_payload, apply_command, apply_crd_then_custom_resource,
+    apply_create_only_and_delete, apply_reverts_drift,
+};
+
 const MANAGER: &str = "cluster-version-operator";
 /// Bounds every test, so a hung watch fails the test instead of the binary.
 const TEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -52,6 +59,17 @@ const TESTS: &[(&str, TestFn)] = &[
     ("restricted_user_is_forbidden", |c| {
         Box::pin(restricted_user_is_forbidden(c))
     }),
+    ("apply_bundled_payload", |c| {
+        Box::pin(apply_bundled_payload(c))
+    }),
+    ("apply_crd_then_custom_resource", |c| {
+        Box::pin(apply_crd_then_custom_resource(c))
+    }),
+    ("apply_create_only_and_delete", |c| {
+        Box::pin(apply_create_only_and_delete(c))
+    }),
+    ("apply_reverts_drift", |c| Box::pin(apply_reverts_drift(c))),
+    ("apply_command", |c| Box::pin(apply_command(c))),
 ];
 
 fn main() -> ExitCode {

@@ -8,6 +8,7 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::cli::emit(&format!($($arg)*)) };
 }
 
+mod apply;
 mod capabilities;
 mod crds;
 mod graph;
@@ -64,6 +65,8 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Print the ClusterVersion and ClusterOperator CustomResourceDefinitions.
     Crds(crds::CrdsArgs),
+    /// Apply a payload to a cluster once (server-side apply), in task-graph order.
+    Apply(apply::ApplyArgs),
 }
 
 /// Where the payload comes from; shared by every payload command.
@@ -104,6 +107,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Validate(args) => validate::validate(args),
         Command::Plan(args) => plan::plan(args),
         Command::Crds(args) => crds::crds_command(args),
+        Command::Apply(args) => apply::apply(args),
     };
     match result {
         Ok(code) => code,

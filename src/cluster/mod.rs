@@ -1,7 +1,7 @@
 //! The in-cluster side: the `config.openshift.io/v1` API types the operator reads and writes.
 //!
-//! This is the only library module that depends on kube and k8s-openapi; the pure core stays
-//! free of them.
+//! This and [`crate::operator`] are the library modules that depend on kube and k8s-openapi;
+//! the pure core stays free of them.
 
 pub mod crds;
 

@@ -45,6 +45,11 @@ impl Cluster {
         client(&self.kubeconfig).await
     }
 
+    /// The admin kubeconfig, for commands run as separate processes.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
     /// A client as `cvo-restricted`, who has no RBAC bindings.
     pub async fn restricted(&self) -> anyhow::Result<kube::Client> {
         client(&self.dir.join("kubeconfig-restricted")).await

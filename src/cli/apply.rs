@@ -1,0 +1,103 @@
+//! `cvo apply`: one apply pass of a payload against a cluster (no loop, no status).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use super::graph::GraphMode;
+use super::{CliResult, InclusionArgs, PayloadArgs, load_payload};
+use crate::graph::{Mode, TaskGraph, workers_for};
+use crate::operator::{ApplyReport, apply_payload};
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub payload: PayloadArgs,
+    /// Kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// update: run levels in order (16 workers); install: everything in parallel.
+    #[arg(long, value_enum, default_value_t = GraphMode::Install)]
+    pub mode: GraphMode,
+    /// Nodes applied at once (default: the CVO's count for the mode).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    #[command(flatten)]
+    pub inclusion: InclusionArgs,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ApplyFormat::Text)]
+    pub output: ApplyFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApplyFormat {
+    Text,
+    Json,
+}
+
+pub fn apply(args: ApplyArgs) -> CliResult {
+    args.inclusion.validate()?;
+    let options = super::payload_commands::load_options(&args.inclusion, None, false);
+    let payload = load_payload(&args.payload, &options)?;
+    let config = args.inclusion.config(&payload)?;
+    let manifests = payload.included(&config.load_time());
+    let mode = match args.mode {
+        GraphMode::Update => Mode::Update,
+        GraphMode::Install => Mode::Install,
+    };
+    let workers = args
+        .workers
+        .unwrap_or_else(|| workers_for(mode, &TaskGraph::build(&manifests, mode)));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime.block_on(async {
+        let client = client(args.kubeconfig.as_ref()).await?;
+        anyhow::Ok(apply_payload(&client, &manifests, &config, mode, workers).await)
+    })?;
+    match args.output {
+        ApplyFormat::Json => outln!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(anyhow::Error::from)?
+        ),
+        ApplyFormat::Text => print_text(&report),
+    }
+    Ok(if report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+async fn client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?
+        }
+        None => kube::Config::infer().await?,
+    };
+    Ok(kube::Client::try_from(config)?)
+}
+
+fn print_text(report: &ApplyReport) {
+    outln!(
+        "applied {} of {} tasks; {} skipped (capabilities, overrides), {} waiting on cluster operators, {} failed, {} not attempted",
+        report.done,
+        report.total,
+        report.skipped,
+        report.waiting.len(),
+        report.errors.len(),
+        report.incomplete
+    );
+    for task in &report.waiting {
+        outln!("waiting: {task}");
+    }
+    for e in &report.errors {
+        outln!("error: {}: {} ({})", e.reason, e.message, e.error);
+    }
+}

@@ -1,0 +1,861 @@
+//! One apply pass (spec §7.2): every task of the run-level graph, in graph order, applied with
+//! server-side apply as the CVO's field manager.
+//!
+//! Decisions are pure ([`action`], [`reason_for_status`]); [`apply_payload`] is the I/O shell:
+//! it drives [`Scheduler`] with tokio tasks, resolves each manifest's kind through discovery
+//! (refreshed after a CRD is applied, and on a miss), and collects an [`ApplyReport`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::core::{GroupVersionKind as KubeGvk, Status};
+use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
+use kube::runtime::wait::{await_condition, conditions};
+use serde::Serialize;
+use tokio::sync::RwLock;
+use tokio::task::JoinSet;
+
+use crate::graph::{Mode, Scheduler, TaskGraph};
+use crate::include::{InclusionConfig, include};
+use crate::manifest::{CREATE_ONLY_ANNOTATION, DELETE_ANNOTATION, Manifest, go_quote};
+
+/// The field manager of every write, as the CVO's user agent names it.
+pub const FIELD_MANAGER: &str = "cluster-version-operator";
+
+/// What applying a manifest means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Server-side apply the object (create or update).
+    Apply,
+    /// `release.openshift.io/create-only`: create when absent, never update.
+    CreateOnly,
+    /// `release.openshift.io/delete: "true"`: delete (in Updating mode), never create.
+    Delete,
+    /// A ClusterOperator: not desired state, the CVO waits on the operator to report it
+    /// (spec §5.4). Not applied, and not done, in this increment.
+    WaitClusterOperator,
+}
+
+/// What the manifest asks the CVO to do (spec §2.1, §5.4). Pure.
+pub fn action(manifest: &Manifest) -> Result<Action, ApplyError> {
+    if manifest.gvk.is("config.openshift.io", "ClusterOperator") {
+        return Ok(Action::WaitClusterOperator);
+    }
+    if let Some(value) = manifest.annotation(DELETE_ANNOTATION) {
+        return if value == "true" {
+            Ok(Action::Delete)
+        } else {
+            Err(ApplyError::InvalidDeleteAnnotation(value.to_string()))
+        };
+    }
+    match manifest.annotation(CREATE_ONLY_ANNOTATION) {
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(Action::CreateOnly),
+        _ => Ok(Action::Apply),
+    }
+}
+
+/// Why a task failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// Upstream `ValidDeleteAnnotation`.
+    #[error("invalid delete annotation {} value: {}", go_quote(DELETE_ANNOTATION), go_quote(.0))]
+    InvalidDeleteAnnotation(String),
+    /// The kind is not served, even after refreshing discovery (upstream `meta.NoKindMatchError`).
+    #[error(
+        "no matches for kind {} in version {}",
+        go_quote(kind),
+        go_quote(api_version)
+    )]
+    NoMatch { api_version: String, kind: String },
+    #[error("CustomResourceDefinition {name} is not Established after {seconds}s")]
+    NotEstablished { name: String, seconds: u64 },
+    #[error("the manifest is not a JSON object")]
+    NotAnObject,
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+}
+
+impl ApplyError {
+    /// Upstream `reasonForPayloadSyncError`: the reason and the cause appended to the message.
+    pub fn reason(&self) -> (&'static str, &'static str) {
+        match self {
+            ApplyError::Kube(e) => reason_for(e),
+            ApplyError::NoMatch { .. } => (
+                "UpdatePayloadResourceTypeMissing",
+                "the server does not recognize this resource, check extension API servers",
+            ),
+            _ => ("UpdatePayloadFailed", ""),
+        }
+    }
+
+    /// Whether another attempt may help: not for errors that only depend on the manifest, nor
+    /// after a CRD wait that already took its full time.
+    fn retryable(&self) -> bool {
+        matches!(self, ApplyError::Kube(_) | ApplyError::NoMatch { .. })
+    }
+}
+
+/// [`reason_for_status`] for any kube error; errors without an API status (connection,
+/// serialization) are `UpdatePayloadFailed` with no cause, as upstream's default case.
+pub fn reason_for(err: &kube::Error) -> (&'static str, &'static str) {
+    match err {
+        kube::Error::Api(status) => reason_for_status(status),
+        _ => ("UpdatePayloadFailed", ""),
+    }
+}
+
+/// Upstream `reasonForPayloadSyncError` over the apimachinery `Is*` predicates (spec §7.2):
+/// a predicate matches on the status reason, or on the HTTP code when the reason is not one
+/// apimachinery knows. Pure.
+pub fn reason_for_status(status: &Status) -> (&'static str, &'static str) {
+    let reason = status.reason.as_str();
+    let code = status.code;
+    let known = KNOWN_REASONS.contains(&reason);
+    let is = |r: &str, c: Option<u16>| reason == r || (!known && c.is_some_and(|c| c == code));
+    let unexpected_server_error = status.details.as_ref().is_some_and(|d| {
+        d.causes
+            .iter()
+            .any(|c| c.reason == "UnexpectedServerResponse")
+    });
+    if is("NotFound", Some(404)) || is("AlreadyExists", None) {
+        (
+            "UpdatePayloadResourceNotFound",
+            "resource may have been deleted",
+        )
+    } else if is("Conflict", Some(409)) {
+        (
+            "UpdatePayloadResourceConflict",
+            "someone else is updating this resource",
+        )
+    } else if is("Timeout", Some(504))
+        || is("ServiceUnavailable", Some(503))
+        || unexpected_server_error
+    {
+        (
+            "UpdatePayloadClusterDown",
+            "the server is down or not responding",
+        )
+    } else if is("InternalError", Some(500)) {
+        (
+            "UpdatePayloadClusterError",
+            "the server is reporting an internal error",
+        )
+    } else if is("Invalid", Some(422)) {
+        (
+            "UpdatePayloadResourceInvalid",
+            "the object is invalid, possibly due to local cluster configuration",
+        )
+    } else if is("Unauthorized", Some(401)) {
+        (
+            "UpdatePayloadClusterUnauthorized",
+            "could not authenticate to the server",
+        )
+    } else if is("Forbidden", Some(403)) {
+        (
+            "UpdatePayloadResourceForbidden",
+            "the server has forbidden updates to this resource",
+        )
+    } else if is("ServerTimeout", None) || is("TooManyRequests", Some(429)) {
+        (
+            "UpdatePayloadClusterOverloaded",
+            "the server is overloaded and is not accepting updates",
+        )
+    } else {
+        ("UpdatePayloadFailed", "")
+    }
+}
+
+/// apimachinery `knownReasons` (`StatusReasonUnknown`, `""`, is not one of them).
+const KNOWN_REASONS: &[&str] = &[
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "AlreadyExists",
+    "Conflict",
+    "Gone",
+    "Invalid",
+    "ServerTimeout",
+    "StoreReadError",
+    "Timeout",
+    "TooManyRequests",
+    "BadRequest",
+    "MethodNotAllowed",
+    "NotAcceptable",
+    "RequestEntityTooLarge",
+    "UnsupportedMediaType",
+    "InternalError",
+    "Expired",
+    "ServiceUnavailable",
+];
+
+/// One failed task, as upstream's `UpdateError`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskError {
+    /// `manifest.task_string(i + 1, total)`, e.g. `configmap "ns/name" (5 of 10)`.
+    pub task: String,
+    /// `UpdatePayload…`.
+    pub reason: String,
+    /// `Could not update <task>[: <cause>]`.
+    pub message: String,
+    /// The underlying error (upstream `Nested`).
+    pub error: String,
+}
+
+/// The outcome of one pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ApplyReport {
+    /// Applied successfully (create-only objects that exist, and deletions, count).
+    pub done: usize,
+    /// Manifests given (load-filtered).
+    pub total: usize,
+    /// Excluded at apply time (capabilities, overrides, feature gates); not done.
+    pub skipped: usize,
+    /// ClusterOperator manifests: waited on, not applied; not done.
+    pub waiting: Vec<String>,
+    /// In task order.
+    pub errors: Vec<TaskError>,
+    /// Never attempted: behind a failed task of their node, or in a node a failure blocked.
+    pub incomplete: usize,
+}
+
+impl ApplyReport {
+    pub fn is_success(&self) -> bool {
+        self.errors.is_empty() && self.incomplete == 0
+    }
+}
+
+/// Retry and wait bounds of one pass.
+#[derive(Debug, Clone)]
+pub struct ApplyOptions {
+    /// Attempts per task for errors that may be transient (at least 1).
+    pub attempts: usize,
+    /// Sleep before the second attempt; doubled before each later one.
+    pub retry_interval: Duration,
+    /// How long to wait for an applied CRD to become Established.
+    pub crd_timeout: Duration,
+}
+
+impl Default for ApplyOptions {
+    /// 5 attempts 0.2 s, 0.4 s, 0.8 s, 1.6 s apart: enough for a CRD applied in a parallel node
+    /// (install mode) to be served before its custom resources give up.
+    fn default() -> Self {
+        ApplyOptions {
+            attempts: 5,
+            retry_interval: Duration::from_millis(200),
+            crd_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// [`apply_payload_with`] with the default [`ApplyOptions`].
+pub async fn apply_payload(
+    client: &kube::Client,
+    manifests: &[&Manifest],
+    config: &InclusionConfig,
+    mode: Mode,
+    workers: usize,
+) -> ApplyReport {
+    apply_payload_with(
+        client,
+        manifests,
+        config,
+        mode,
+        workers,
+        &ApplyOptions::default(),
+    )
+    .await
+}
+
+/// One apply pass over `manifests` (already load-filtered): the task graph for `mode`, up to
+/// `workers` nodes at once; a failed task aborts the rest of its node and blocks its
+/// dependents. Each task is first checked against the apply-time filters of `config`
+/// (capabilities, overrides, feature gates; skipped silently when excluded).
+pub async fn apply_payload_with(
+    client: &kube::Client,
+    manifests: &[&Manifest],
+    config: &InclusionConfig,
+    mode: Mode,
+    workers: usize,
+    options: &ApplyOptions,
+) -> ApplyReport {
+    let total = manifests.len();
+    let graph = TaskGraph::build(manifests, mode);
+    let ctx = Arc::new(Ctx {
+        client: client.clone(),
+        resolver: Resolver::new(client.clone()),
+        config: apply_time(config),
+        mode,
+        options: options.clone(),
+        manifests: manifests.iter().map(|m| (*m).clone()).collect(),
+    });
+    let mut scheduler = Scheduler::new(&graph);
+    let mut running = JoinSet::new();
+    let mut node_of = HashMap::new();
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; total];
+    let workers = workers.max(1);
+    loop {
+        while running.len() < workers {
+            let Some(node) = scheduler.next_ready() else {
+                break;
+            };
+            let tasks = graph.nodes[node].tasks.clone();
+            let ctx = ctx.clone();
+            let handle = running.spawn(async move { run_node(&ctx, &tasks).await });
+            node_of.insert(handle.id(), node);
+        }
+        let Some(joined) = running.join_next_with_id().await else {
+            break;
+        };
+        let (id, ok) = match joined {
+            Ok((id, results)) => {
+                let ok = !results.iter().any(|(_, o)| matches!(o, Outcome::Failed(_)));
+                for (task, outcome) in results {
+                    outcomes[task] = Some(outcome);
+                }
+                (id, ok)
+            }
+            Err(e) => {
+                // A panicking task: its node failed; its tasks were attempted, with no result.
+                let node = node_of.get(&e.id()).copied();
+                for &task in node.map_or(&[][..], |n| &graph.nodes[n].tasks) {
+                    outcomes[task].get_or_insert_with(|| {
+                        Outcome::Failed(ApplyErrorText {
+                            reason: "UpdatePayloadFailed",
+                            cause: "",
+                            error: format!("apply task panicked: {e}"),
+                        })
+                    });
+                }
+                (e.id(), false)
+            }
+        };
+        if let Some(node) = node_of.remove(&id) {
+            scheduler.finish(node, ok);
+        }
+    }
+    report(manifests, outcomes)
+}
+
+fn report(manifests: &[&Manifest], outcomes: Vec<Option<Outcome>>) -> ApplyReport {
+    let total = manifests.len();
+    let mut report = ApplyReport {
+        total,
+        ..Default::default()
+    };
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        let task = || manifests[i].task_string(i + 1, total);
+        match outcome {
+            None => report.incomplete += 1,
+            Some(Outcome::Done) => report.done += 1,
+            Some(Outcome::Skipped) => report.skipped += 1,
+            Some(Outcome::Waiting) => report.waiting.push(task()),
+            Some(Outcome::Failed(e)) => {
+                let task = task();
+                let message = if e.cause.is_empty() {
+                    format!("Could not update {task}")
+                } else {
+                    format!("Could not update {task}: {}", e.cause)
+                };
+                report.errors.push(TaskError {
+                    task,
+                    reason: e.reason.to_string(),
+                    message,
+                    error: e.error,
+                });
+            }
+        }
+    }
+    report
+}
+
+/// The filters upstream checks per task: `Include(nil, nil, nil, &caps, overrides, gates, nil)`.
+fn apply_time(config: &InclusionConfig) -> InclusionConfig {
+    InclusionConfig {
+        capabilities: config.capabilities.clone(),
+        overrides: config.overrides.clone(),
+        enabled_feature_gates: config.enabled_feature_gates.clone(),
+        allow_unknown_capabilities: config.allow_unknown_capabilities,
+        ..Default::default()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Outcome {
+    Done,
+    Skipped,
+    Waiting,
+    Failed(ApplyErrorText),
+}
+
+#[derive(Debug, Clone)]
+struct ApplyErrorText {
+    reason: &'static str,
+    cause: &'static str,
+    error: String,
+}
+
+struct Ctx {
+    client: kube::Client,
+    resolver: Resolver,
+    config: InclusionConfig,
+    mode: Mode,
+    options: ApplyOptions,
+    manifests: Vec<Manifest>,
+}
+
+/// The tasks of one node, in order; the first failure ends the node.
+async fn run_node(ctx: &Ctx, tasks: &[usize]) -> Vec<(usize, Outcome)> {
+    let mut results = Vec::with_capacity(tasks.len());
+    for &task in tasks {
+        let outcome = run_task(ctx, &ctx.manifests[task]).await;
+        let failed = matches!(outcome, Outcome::Failed(_));
+        results.push((task, outcome));
+        if failed {
+            break;
+        }
+    }
+    results
+}
+
+async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
+    if include(manifest, &ctx.config).is_err() {
+        return Outcome::Skipped;
+    }
+    let result = match action(manifest) {
+        Ok(Action::WaitClusterOperator) => return Outcome::Waiting,
+        Ok(action) => with_retries(ctx, manifest, action).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(()) => Outcome::Done,
+        Err(e) => {
+            let (reason, cause) = e.reason();
+            tracing::warn!(manifest = %manifest.describe(), error = %e, reason, "apply failed");
+            Outcome::Failed(ApplyErrorText {
+                reason,
+                cause,
+                error: e.to_string(),
+            })
+        }
+    }
+}
+
+async fn with_retries(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), ApplyError> {
+    let mut sleep = ctx.options.retry_interval;
+    let mut attempt = 1;
+    loop {
+        match act(ctx, manifest, action).await {
+            Err(e) if e.retryable() && attempt < ctx.options.attempts => {
+                tracing::debug!(manifest = %manifest.describe(), attempt, error = %e, "retrying");
+                tokio::time::sleep(sleep).await;
+                sleep *= 2;
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), ApplyError> {
+    let gvk = KubeGvk::gvk(
+        &manifest.gvk.group,
+        &manifest.gvk.version,
+        &manifest.gvk.kind,
+    );
+    let (resource, caps) = ctx.resolver.resolve(&gvk).await?;
+    let api: Api<DynamicObject> = match caps.scope {
+        Scope::Cluster => Api::all_with(ctx.client.clone(), &resource),
+        // A namespaced manifest without a namespace goes where kubectl would put it.
+        Scope::Namespaced if manifest.id.namespace.is_empty() => {
+            Api::namespaced_with(ctx.client.clone(), "default", &resource)
+        }
+        Scope::Namespaced => {
+            Api::namespaced_with(ctx.client.clone(), &manifest.id.namespace, &resource)
+        }
+    };
+    let name = manifest.id.name.as_str();
+    match action {
+        Action::Apply => apply(ctx, &api, manifest).await,
+        Action::CreateOnly => match api.get_opt(name).await? {
+            Some(_) => Ok(()),
+            None => apply(ctx, &api, manifest).await,
+        },
+        // Upstream only requests the deletion when updating; otherwise it observes. A missing
+        // object counts as deleted.
+        Action::Delete if ctx.mode == Mode::Update => {
+            match api.delete(name, &DeleteParams::default()).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Action::Delete => {
+            api.get_opt(name).await?;
+            Ok(())
+        }
+        Action::WaitClusterOperator => Ok(()),
+    }
+}
+
+/// Server-side apply, forced; a CRD is then waited on until Established and discovery is
+/// refreshed so its custom resources resolve.
+async fn apply(ctx: &Ctx, api: &Api<DynamicObject>, manifest: &Manifest) -> Result<(), ApplyError> {
+    let object = manifest.object();
+    if !object.is_object() {
+        return Err(ApplyError::NotAnObject);
+    }
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    api.patch(&manifest.id.name, &params, &Patch::Apply(&object))
+        .await?;
+    if manifest
+        .gvk
+        .is("apiextensions.k8s.io", "CustomResourceDefinition")
+    {
+        let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
+        let name = manifest.id.name.as_str();
+        let established = await_condition(crds, name, conditions::is_crd_established());
+        match tokio::time::timeout(ctx.options.crd_timeout, established).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                return Err(ApplyError::Kube(kube::Error::Service(Box::new(e))));
+            }
+            Err(_) => {
+                return Err(ApplyError::NotEstablished {
+                    name: name.to_string(),
+                    seconds: ctx.options.crd_timeout.as_secs(),
+                });
+            }
+        }
+        ctx.resolver.refresh_now().await?;
+    }
+    Ok(())
+}
+
+/// Discovery shared by the tasks of a pass: run once on first use, again after a CRD is
+/// established and on a miss (at most once per generation, however many tasks missed).
+struct Resolver {
+    client: kube::Client,
+    state: RwLock<(u64, Option<Arc<Discovery>>)>,
+}
+
+impl Resolver {
+    fn new(client: kube::Client) -> Self {
+        Resolver {
+            client,
+            state: RwLock::new((0, None)),
+        }
+    }
+
+    async fn resolve(&self, gvk: &KubeGvk) -> Result<(ApiResource, ApiCapabilities), ApplyError> {
+        let (generation, discovery) = self.refresh(None).await?;
+        if let Some(found) = discovery.resolve_gvk(gvk) {
+            return Ok(found);
+        }
+        let (_, discovery) = self.refresh(Some(generation)).await?;
+        discovery
+            .resolve_gvk(gvk)
+            .ok_or_else(|| ApplyError::NoMatch {
+                api_version: gvk.api_version(),
+                kind: gvk.kind.clone(),
+            })
+    }
+
+    /// A discovery that started after this call.
+    async fn refresh_now(&self) -> Result<(), kube::Error> {
+        let generation = self.state.read().await.0;
+        self.refresh(Some(generation)).await.map(|_| ())
+    }
+
+    /// The current discovery, run anew when there is none or when it is still generation
+    /// `stale` (another task may have refreshed meanwhile).
+    async fn refresh(&self, stale: Option<u64>) -> Result<(u64, Arc<Discovery>), kube::Error> {
+        if stale.is_none()
+            && let (generation, Some(discovery)) = &*self.state.read().await
+        {
+            return Ok((*generation, discovery.clone()));
+        }
+        let mut state = self.state.write().await;
+        if let (generation, Some(discovery)) = &*state
+            && stale != Some(*generation)
+        {
+            return Ok((*generation, discovery.clone()));
+        }
+        let discovery = Arc::new(Discovery::new(self.client.clone()).run().await?);
+        state.0 += 1;
+        state.1 = Some(discovery.clone());
+        Ok((state.0, discovery))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::{LoadOptions, Payload, PayloadInput};
+
+    fn manifest(annotations: &str, kind: &str, api_version: &str) -> Manifest {
+        let text = format!(
+            "apiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: x\n  namespace: ns\n  annotations: {{{annotations}}}\n"
+        );
+        let input = PayloadInput {
+            origin: "test".into(),
+            layout: crate::payload::Layout::PlainDirectory,
+            manifests: vec![],
+            release_manifests: vec![crate::payload::InputFile {
+                name: "0000_10_a_b.yaml".into(),
+                contents: Ok(text.into_bytes()),
+            }],
+            release_metadata: None,
+            image_references: None,
+        };
+        let payload = Payload::from_input(input, &LoadOptions::default()).expect("loads");
+        payload.manifests.into_iter().next().expect("one manifest")
+    }
+
+    fn cm(annotations: &str) -> Manifest {
+        manifest(annotations, "ConfigMap", "v1")
+    }
+
+    #[test]
+    fn actions_follow_the_annotations() {
+        assert_eq!(action(&cm("")).unwrap(), Action::Apply);
+        let create_only =
+            |v: &str| action(&cm(&format!("release.openshift.io/create-only: {v:?}")));
+        assert_eq!(create_only("true").unwrap(), Action::CreateOnly);
+        assert_eq!(create_only("TRUE").unwrap(), Action::CreateOnly);
+        assert_eq!(create_only("True").unwrap(), Action::CreateOnly);
+        assert_eq!(create_only("false").unwrap(), Action::Apply);
+        assert_eq!(create_only("yes").unwrap(), Action::Apply);
+        let delete = |v: &str| action(&cm(&format!("release.openshift.io/delete: {v:?}")));
+        assert_eq!(delete("true").unwrap(), Action::Delete);
+        for bad in ["True", "false", "", "yes"] {
+            let e = delete(bad).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    r#"invalid delete annotation "release.openshift.io/delete" value: "{bad}""#
+                )
+            );
+            assert_eq!(e.reason(), ("UpdatePayloadFailed", ""));
+        }
+        let both =
+            cm(r#"release.openshift.io/delete: "true", release.openshift.io/create-only: "true""#);
+        assert_eq!(action(&both).unwrap(), Action::Delete);
+        let co = manifest("", "ClusterOperator", "config.openshift.io/v1");
+        assert_eq!(action(&co).unwrap(), Action::WaitClusterOperator);
+        let other_group = manifest("", "ClusterOperator", "example.com/v1");
+        assert_eq!(action(&other_group).unwrap(), Action::Apply);
+    }
+
+    fn status(reason: &str, code: u16) -> Status {
+        Status::failure("message", reason).with_code(code)
+    }
+
+    #[test]
+    fn reasons_match_the_upstream_table() {
+        let cases: &[(&str, u16, &str, &str)] = &[
+            (
+                "NotFound",
+                404,
+                "UpdatePayloadResourceNotFound",
+                "resource may have been deleted",
+            ),
+            (
+                "",
+                404,
+                "UpdatePayloadResourceNotFound",
+                "resource may have been deleted",
+            ),
+            (
+                "AlreadyExists",
+                409,
+                "UpdatePayloadResourceNotFound",
+                "resource may have been deleted",
+            ),
+            (
+                "Conflict",
+                409,
+                "UpdatePayloadResourceConflict",
+                "someone else is updating this resource",
+            ),
+            (
+                "",
+                409,
+                "UpdatePayloadResourceConflict",
+                "someone else is updating this resource",
+            ),
+            (
+                "Timeout",
+                504,
+                "UpdatePayloadClusterDown",
+                "the server is down or not responding",
+            ),
+            (
+                "ServiceUnavailable",
+                503,
+                "UpdatePayloadClusterDown",
+                "the server is down or not responding",
+            ),
+            (
+                "",
+                503,
+                "UpdatePayloadClusterDown",
+                "the server is down or not responding",
+            ),
+            (
+                "InternalError",
+                500,
+                "UpdatePayloadClusterError",
+                "the server is reporting an internal error",
+            ),
+            (
+                "",
+                500,
+                "UpdatePayloadClusterError",
+                "the server is reporting an internal error",
+            ),
+            (
+                "Invalid",
+                422,
+                "UpdatePayloadResourceInvalid",
+                "the object is invalid, possibly due to local cluster configuration",
+            ),
+            (
+                "Unauthorized",
+                401,
+                "UpdatePayloadClusterUnauthorized",
+                "could not authenticate to the server",
+            ),
+            (
+                "Forbidden",
+                403,
+                "UpdatePayloadResourceForbidden",
+                "the server has forbidden updates to this resource",
+            ),
+            (
+                "ServerTimeout",
+                500,
+                "UpdatePayloadClusterOverloaded",
+                "the server is overloaded and is not accepting updates",
+            ),
+            (
+                "TooManyRequests",
+                429,
+                "UpdatePayloadClusterOverloaded",
+                "the server is overloaded and is not accepting updates",
+            ),
+            (
+                "",
+                429,
+                "UpdatePayloadClusterOverloaded",
+                "the server is overloaded and is not accepting updates",
+            ),
+            ("BadRequest", 400, "UpdatePayloadFailed", ""),
+            ("Gone", 410, "UpdatePayloadFailed", ""),
+            // A known reason wins over the code.
+            ("BadRequest", 404, "UpdatePayloadFailed", ""),
+            (
+                "Forbidden",
+                404,
+                "UpdatePayloadResourceForbidden",
+                "the server has forbidden updates to this resource",
+            ),
+            // An unknown reason falls back on the code.
+            (
+                "SomethingNew",
+                403,
+                "UpdatePayloadResourceForbidden",
+                "the server has forbidden updates to this resource",
+            ),
+        ];
+        for &(reason, code, want, cause) in cases {
+            assert_eq!(
+                reason_for_status(&status(reason, code)),
+                (want, cause),
+                "{reason:?} {code}"
+            );
+            let err = kube::Error::Api(Box::new(status(reason, code)));
+            assert_eq!(reason_for(&err), (want, cause));
+        }
+        let unexpected =
+            status("InternalError", 500).with_details(kube::core::response::StatusDetails {
+                causes: vec![kube::core::response::StatusCause {
+                    reason: "UnexpectedServerResponse".into(),
+                    message: String::new(),
+                    field: String::new(),
+                }],
+                name: String::new(),
+                group: String::new(),
+                kind: String::new(),
+                uid: String::new(),
+                retry_after_seconds: 0,
+            });
+        assert_eq!(reason_for_status(&unexpected).0, "UpdatePayloadClusterDown");
+        let no_match = ApplyError::NoMatch {
+            api_version: "example.com/v1".into(),
+            kind: "Widget".into(),
+        };
+        assert_eq!(no_match.reason().0, "UpdatePayloadResourceTypeMissing");
+        assert_eq!(
+            no_match.to_string(),
+            r#"no matches for kind "Widget" in version "example.com/v1""#
+        );
+    }
+
+    #[test]
+    fn report_counts_and_messages() {
+        let a = cm("");
+        let manifests = [&a, &a, &a, &a, &a];
+        let outcomes = vec![
+            Some(Outcome::Done),
+            Some(Outcome::Skipped),
+            Some(Outcome::Waiting),
+            Some(Outcome::Failed(ApplyErrorText {
+                reason: "UpdatePayloadResourceInvalid",
+                cause: "the object is invalid, possibly due to local cluster configuration",
+                error: "boom".into(),
+            })),
+            None,
+        ];
+        let r = report(&manifests, outcomes);
+        assert_eq!((r.done, r.total, r.skipped, r.incomplete), (1, 5, 1, 1));
+        assert_eq!(r.waiting, [r#"configmap "ns/x" (3 of 5)"#]);
+        assert_eq!(
+            r.errors[0].message,
+            r#"Could not update configmap "ns/x" (4 of 5): the object is invalid, possibly due to local cluster configuration"#
+        );
+        let r = report(
+            &manifests[..1],
+            vec![Some(Outcome::Failed(ApplyErrorText {
+                reason: "UpdatePayloadFailed",
+                cause: "",
+                error: "x".into(),
+            }))],
+        );
+        assert_eq!(
+            r.errors[0].message,
+            r#"Could not update configmap "ns/x" (1 of 1)"#
+        );
+        assert!(!r.is_success());
+    }
+
+    #[test]
+    fn apply_time_keeps_only_per_task_filters() {
+        let config = InclusionConfig {
+            profile: Some("p".into()),
+            required_feature_set: Some(String::new()),
+            major_version: Some(4),
+            exclude_identifier: Some("x".into()),
+            overrides: Some(vec![]),
+            ..Default::default()
+        };
+        let t = apply_time(&config);
+        assert_eq!(t.profile, None);
+        assert_eq!(t.required_feature_set, None);
+        assert_eq!(t.major_version, None);
+        assert_eq!(t.exclude_identifier, None);
+        assert_eq!(t.overrides, Some(vec![]));
+    }
+}
