@@ -14,6 +14,8 @@ echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 echo "==> cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
+echo "==> cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
 # The cluster tests need kube-apiserver and etcd: ~5 min to build cold, cached in
 # ~/.cache/cvo/cluster, so later runs start at once.
 echo "==> hack/cluster/build.sh"

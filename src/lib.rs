@@ -6,7 +6,8 @@
 //!   (documents and their identity), [`include`](mod@include) (the upstream inclusion rules),
 //!   [`capability`] (capability sets, enablement, implicit enablement), [`graph`] (the
 //!   run-level task graph and its scheduler), [`hash`] (the `status.versionHash`).
-//! * shells: [`payload`] (reading a payload directory or the bundled one), [`render`],
+//! * shells: [`payload`] (reading a payload directory or the bundled one), [`oci`] (release
+//!   images in OCI image layouts: extraction, cache, packing), [`render`],
 //!   [`explain`], [`validate`] (the CI linter), [`plan`] (upgrade preview) and [`cli`].
 //! * in-cluster: [`cluster`] (the `config.openshift.io/v1` API types and their CRDs) and
 //!   [`operator`] (one apply pass against a cluster); with the `apply` command, the only code that
@@ -23,6 +24,7 @@ pub mod graph;
 pub mod hash;
 pub mod include;
 pub mod manifest;
+pub mod oci;
 pub mod operator;
 pub mod payload;
 pub mod plan;

@@ -32,6 +32,11 @@ use apply_tests::{
     apply_bundled_payload, apply_command, apply_crd_then_custom_resource,
     apply_create_only_and_delete, apply_reverts_drift,
 };
+#[path = "cluster/start.rs"]
+mod start_tests;
+use start_tests::{
+    start_command, start_enables_then_keeps_a_capability, start_installs_with_baseline_none,
+};
 
 const MANAGER: &str = "cluster-version-operator";
 /// Bounds every test, so a hung watch fails the test instead of the binary.
@@ -70,6 +75,14 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("apply_reverts_drift", |c| Box::pin(apply_reverts_drift(c))),
     ("apply_command", |c| Box::pin(apply_command(c))),
+    // After the apply tests: they expect no ClusterOperator to exist.
+    ("start_installs_with_baseline_none", |c| {
+        Box::pin(start_installs_with_baseline_none(c))
+    }),
+    ("start_enables_then_keeps_a_capability", |c| {
+        Box::pin(start_enables_then_keeps_a_capability(c))
+    }),
+    ("start_command", |c| Box::pin(start_command(c))),
 ];
 
 fn main() -> ExitCode {

@@ -72,7 +72,7 @@ pub fn apply(args: ApplyArgs) -> CliResult {
     })
 }
 
-async fn client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
+pub(super) async fn client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
     let config = match kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)

@@ -14,7 +14,9 @@ mod crds;
 mod graph;
 mod inclusion;
 mod payload_commands;
+mod payload_image;
 mod plan;
+mod start;
 mod validate;
 
 use std::process::ExitCode;
@@ -36,6 +38,10 @@ pub struct Cli {
     /// Log format on standard error.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Where release images (`oci-layout:` payloads) are extracted; default:
+    /// `$XDG_CACHE_HOME/cvo/payloads`.
+    #[arg(long, global = true, env = "CVO_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -67,13 +73,18 @@ pub enum Command {
     Crds(crds::CrdsArgs),
     /// Apply a payload to a cluster once (server-side apply), in task-graph order.
     Apply(apply::ApplyArgs),
+    /// Release images as OCI image layouts: pull (extract), push (pack), info.
+    Payload(payload_image::PayloadGroup),
+    /// Run the operator: apply the payload every resync interval and report ClusterVersion
+    /// status, until interrupted (Ctrl-C, SIGTERM).
+    Start(start::StartArgs),
 }
 
 /// Where the payload comes from; shared by every payload command.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PayloadArgs {
-    /// Payload directory (a payload root or a plain directory of manifests); default: the
-    /// payload bundled into cvo.
+    /// Payload directory (a payload root or a plain directory of manifests), or a release image
+    /// in an OCI image layout (`oci-layout:PATH[:TAG]`); default: the payload bundled into cvo.
     #[arg(long, value_name = "SRC")]
     pub payload: Option<String>,
 }
@@ -98,6 +109,9 @@ pub type CliResult = Result<ExitCode, CliError>;
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> ExitCode {
     init_logging(cli.log_format);
+    if let Some(dir) = &cli.cache_dir {
+        crate::oci::set_cache_dir(dir.clone());
+    }
     let result = match cli.command {
         Command::Render(args) => payload_commands::render(args),
         Command::Explain(args) => payload_commands::explain(args),
@@ -108,6 +122,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Plan(args) => plan::plan(args),
         Command::Crds(args) => crds::crds_command(args),
         Command::Apply(args) => apply::apply(args),
+        Command::Payload(args) => payload_image::payload(args),
+        Command::Start(args) => start::start(args),
     };
     match result {
         Ok(code) => code,

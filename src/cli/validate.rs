@@ -53,7 +53,7 @@ pub fn validate(args: ValidateArgs) -> CliResult {
     let payload = read_input(&source).map_err(anyhow::Error::from)?;
     let listing = match &source {
         PayloadSource::Directory(root) => listing(root, payload.layout)?,
-        PayloadSource::Bundled => Vec::new(),
+        _ => Vec::new(),
     };
     let (scope, extra_known) = scope(&args.inclusion, &payload)?;
     let options = Options {
@@ -65,7 +65,7 @@ pub fn validate(args: ValidateArgs) -> CliResult {
     let report = run_checks(&input, &options);
     let base = match &source {
         PayloadSource::Directory(root) => root.display().to_string(),
-        PayloadSource::Bundled => String::new(),
+        _ => String::new(),
     };
     let text = match args.output {
         ValidateFormat::Text => report::text(&report, &base, args.deny_warnings),

@@ -236,6 +236,12 @@ pub struct ApplyOptions {
     pub retry_interval: Duration,
     /// How long to wait for an applied CRD to become Established.
     pub crd_timeout: Duration,
+    /// Wait on ClusterOperator manifests (spec §5.4): pre-create the operator when absent and
+    /// check its health ([`crate::operator::health`]); a healthy operator is a done task, an
+    /// unhealthy one a failed task. Off: they are only reported as waited on.
+    pub check_cluster_operators: bool,
+    /// The Initializing state: operators are not waited on for their versions.
+    pub initializing: bool,
 }
 
 impl Default for ApplyOptions {
@@ -246,6 +252,8 @@ impl Default for ApplyOptions {
             attempts: 5,
             retry_interval: Duration::from_millis(200),
             crd_timeout: Duration::from_secs(30),
+            check_cluster_operators: false,
+            initializing: false,
         }
     }
 }
@@ -326,6 +334,7 @@ pub async fn apply_payload_with(
                             reason: "UpdatePayloadFailed",
                             cause: "",
                             error: format!("apply task panicked: {e}"),
+                            message: None,
                         })
                     });
                 }
@@ -354,7 +363,9 @@ fn report(manifests: &[&Manifest], outcomes: Vec<Option<Outcome>>) -> ApplyRepor
             Some(Outcome::Waiting) => report.waiting.push(task()),
             Some(Outcome::Failed(e)) => {
                 let task = task();
-                let message = if e.cause.is_empty() {
+                let message = if let Some(message) = e.message {
+                    message
+                } else if e.cause.is_empty() {
                     format!("Could not update {task}")
                 } else {
                     format!("Could not update {task}: {}", e.cause)
@@ -395,6 +406,8 @@ struct ApplyErrorText {
     reason: &'static str,
     cause: &'static str,
     error: String,
+    /// Replaces `Could not update <task>[: <cause>]` (ClusterOperator health errors).
+    message: Option<String>,
 }
 
 struct Ctx {
@@ -425,7 +438,15 @@ async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
         return Outcome::Skipped;
     }
     let result = match action(manifest) {
-        Ok(Action::WaitClusterOperator) => return Outcome::Waiting,
+        Ok(Action::WaitClusterOperator) if !ctx.options.check_cluster_operators => {
+            return Outcome::Waiting;
+        }
+        Ok(Action::WaitClusterOperator) => {
+            return match wait_cluster_operator(ctx, manifest).await {
+                Ok(()) => Outcome::Done,
+                Err(e) => e,
+            };
+        }
         Ok(action) => with_retries(ctx, manifest, action).await,
         Err(e) => Err(e),
     };
@@ -438,6 +459,7 @@ async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
                 reason,
                 cause,
                 error: e.to_string(),
+                message: None,
             })
         }
     }
@@ -498,6 +520,54 @@ async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), Apply
         }
         Action::WaitClusterOperator => Ok(()),
     }
+}
+
+/// Pre-creates the ClusterOperator of `manifest` when absent (ignoring AlreadyExists; errors
+/// only logged, as upstream), then checks its health against the manifest (spec §5.4).
+async fn wait_cluster_operator(ctx: &Ctx, manifest: &Manifest) -> Result<(), Outcome> {
+    use crate::cluster::{ClusterOperator, ClusterOperatorSpec};
+    use crate::operator::health::check_cluster_operator;
+    let failed = |reason: &'static str, cause: &'static str, error: String, message| {
+        Outcome::Failed(ApplyErrorText {
+            reason,
+            cause,
+            error,
+            message,
+        })
+    };
+    let expected: ClusterOperator = serde_json::from_value(manifest.object())
+        .map_err(|e| failed("UpdatePayloadFailed", "", e.to_string(), None))?;
+    let api: Api<ClusterOperator> = Api::all(ctx.client.clone());
+    let name = manifest.id.name.as_str();
+    let mut live = api.get_opt(name).await;
+    if matches!(live, Ok(None)) {
+        let mut fresh = ClusterOperator::new(name, ClusterOperatorSpec {});
+        fresh.metadata.annotations = expected.metadata.annotations.clone();
+        match api.create(&Default::default(), &fresh).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.reason == "AlreadyExists" => {}
+            Err(e) => tracing::warn!(operator = name, error = %e, "cannot pre-create"),
+        }
+        if let Some(status) = &expected.status {
+            let patch = serde_json::json!({
+                "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+                "status": {"relatedObjects": status.related_objects},
+            });
+            let params = PatchParams::apply(FIELD_MANAGER).force();
+            if let Err(e) = api.patch_status(name, &params, &Patch::Apply(&patch)).await {
+                tracing::warn!(operator = name, error = %e, "cannot set relatedObjects");
+            }
+        }
+        live = api.get_opt(name).await;
+    }
+    let live = live.map_err(|e| {
+        let (reason, cause) = reason_for(&e);
+        failed(reason, cause, e.to_string(), None)
+    })?;
+    check_cluster_operator(&expected, live.as_ref(), ctx.options.initializing).map_err(|e| {
+        tracing::info!(operator = name, reason = e.reason(), error = %e.nested(), "waiting");
+        failed(e.reason(), "", e.nested(), Some(e.to_string()))
+    })
 }
 
 /// Server-side apply, forced; a CRD is then waited on until Established and discovery is
@@ -816,6 +886,7 @@ mod tests {
                 reason: "UpdatePayloadResourceInvalid",
                 cause: "the object is invalid, possibly due to local cluster configuration",
                 error: "boom".into(),
+                message: None,
             })),
             None,
         ];
@@ -832,6 +903,7 @@ mod tests {
                 reason: "UpdatePayloadFailed",
                 cause: "",
                 error: "x".into(),
+                message: None,
             }))],
         );
         assert_eq!(

@@ -1,12 +1,20 @@
-//! The operator: what the CVO does to a cluster. For now one apply pass over a payload
-//! ([`apply`]); the sync loop, status reporting and ClusterOperator waiting come later.
+//! The operator: what the CVO does to a cluster. One apply pass over a payload ([`apply`]),
+//! the ClusterOperator health check ([`health`]), the ClusterVersion status ([`status`]) and
+//! the sync loop of `cvo start` ([`run`](mod@run)).
 //!
-//! The decisions (which action a manifest asks for, which upstream reason an API error maps to)
-//! are pure functions; the kube I/O is a thin async shell around them.
+//! The decisions (which action a manifest asks for, which upstream reason an API error maps to,
+//! the next status, operator health) are pure functions; the kube I/O is a thin async shell
+//! around them.
 
 pub mod apply;
+pub mod health;
+pub mod run;
+pub mod status;
 
 pub use apply::{
     Action, ApplyError, ApplyOptions, ApplyReport, FIELD_MANAGER, TaskError, action, apply_payload,
     apply_payload_with, reason_for, reason_for_status,
 };
+pub use health::{OperatorHealthError, check_cluster_operator};
+pub use run::{RunOptions, run, sync_once};
+pub use status::{Failure, Progress, StatusInput, next_status};

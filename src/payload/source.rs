@@ -22,6 +22,11 @@ pub enum PayloadSource {
     Directory(PathBuf),
     /// The payload compiled into `cvo`.
     Bundled,
+    /// A release image in an OCI image layout (`oci-layout:PATH[:TAG]`), extracted into the
+    /// cache ([`crate::oci`]).
+    OciLayout { path: PathBuf, tag: Option<String> },
+    /// A registry reference (`docker://...`, `...@sha256:...`): not supported yet.
+    Registry(String),
 }
 
 impl PayloadSource {
@@ -29,6 +34,16 @@ impl PayloadSource {
     pub fn from_arg(arg: Option<&str>) -> PayloadSource {
         match arg {
             None | Some("bundled") => PayloadSource::Bundled,
+            Some(arg) if arg.starts_with("oci-layout:") => {
+                let (path, tag) = split_layout_ref(&arg["oci-layout:".len()..]);
+                PayloadSource::OciLayout {
+                    path: PathBuf::from(path),
+                    tag: tag.map(str::to_string),
+                }
+            }
+            Some(arg) if arg.starts_with("docker://") || arg.contains("@sha256:") => {
+                PayloadSource::Registry(arg.to_string())
+            }
             Some(path) => PayloadSource::Directory(PathBuf::from(
                 path.strip_prefix("file://").unwrap_or(path),
             )),
@@ -36,11 +51,51 @@ impl PayloadSource {
     }
 }
 
+/// `PATH[:TAG]`: the text after the last `:` is a tag when it is one (no `/`, tag characters).
+fn split_layout_ref(text: &str) -> (&str, Option<&str>) {
+    match text.rsplit_once(':') {
+        Some((path, tag))
+            if !path.is_empty()
+                && !tag.is_empty()
+                && tag.len() <= 128
+                && !tag.starts_with(['.', '-'])
+                && tag
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) =>
+        {
+            (path, Some(tag))
+        }
+        _ => (text, None),
+    }
+}
+
+/// `host.domain[:port]/repo[:tag]` that names no existing path: surely a registry reference.
+fn looks_like_registry_ref(text: &str) -> bool {
+    let Some((host, rest)) = text.split_once('/') else {
+        return false;
+    };
+    !rest.is_empty()
+        && !text.starts_with('.')
+        && (host.contains('.') || host.contains(':') || host == "localhost")
+        && rest
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains(':'))
+}
+
 impl fmt::Display for PayloadSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PayloadSource::Directory(path) => write!(f, "{}", path.display()),
             PayloadSource::Bundled => write!(f, "bundled:{BUNDLED_VERSION}"),
+            PayloadSource::OciLayout { path, tag } => {
+                write!(f, "oci-layout:{}", path.display())?;
+                match tag {
+                    Some(tag) => write!(f, ":{tag}"),
+                    None => Ok(()),
+                }
+            }
+            PayloadSource::Registry(reference) => write!(f, "{reference}"),
         }
     }
 }
@@ -54,6 +109,15 @@ pub enum SourceError {
     NotFound { path: String },
     #[error("payload {path}: not a directory; pass the directory that holds the manifests")]
     NotADirectory { path: String },
+    #[error(
+        "payload {reference}: not supported yet: pulling from registries comes with issue 5's registry work; for now use oci-layout:PATH[:TAG] (an OCI image layout, e.g. from `skopeo copy docker://... oci:PATH:TAG`)"
+    )]
+    Registry { reference: String },
+    #[error("payload {source_ref}: {error}")]
+    Oci {
+        source_ref: String,
+        error: crate::oci::OciError,
+    },
     #[error("payload {path}: cannot list directory: {source}")]
     List {
         path: String,
@@ -65,8 +129,37 @@ pub enum SourceError {
 pub fn read_input(source: &PayloadSource) -> Result<PayloadInput, SourceError> {
     match source {
         PayloadSource::Bundled => Ok(bundled_input()),
-        PayloadSource::Directory(path) => directory_input(path),
+        PayloadSource::Directory(path) => directory_input(path).map_err(|e| match e {
+            SourceError::NotFound { .. } if looks_like_registry_ref(&path.to_string_lossy()) => {
+                SourceError::Registry {
+                    reference: path.display().to_string(),
+                }
+            }
+            other => other,
+        }),
+        PayloadSource::Registry(reference) => Err(SourceError::Registry {
+            reference: reference.clone(),
+        }),
+        PayloadSource::OciLayout { path, tag } => {
+            let loaded = load_layout(path, tag.as_deref(), &crate::oci::Options::from_env())
+                .map_err(|error| SourceError::Oci {
+                    source_ref: source.to_string(),
+                    error,
+                })?;
+            let mut input = directory_input(&loaded.dir)?;
+            input.origin = source.to_string();
+            Ok(input)
+        }
     }
+}
+
+/// Extracts an OCI layout's image into the cache (or finds it there).
+pub fn load_layout(
+    path: &Path,
+    tag: Option<&str>,
+    options: &crate::oci::Options,
+) -> Result<crate::oci::Loaded, crate::oci::OciError> {
+    crate::oci::load(path, tag, options)
 }
 
 fn directory_input(root: &Path) -> Result<PayloadInput, SourceError> {
@@ -278,5 +371,43 @@ mod tests {
             PayloadSource::from_arg(Some("file:///x")),
             PayloadSource::Directory("/x".into())
         );
+        assert_eq!(
+            PayloadSource::from_arg(Some("oci-layout:/a:b/c:4.18.0")),
+            PayloadSource::OciLayout {
+                path: "/a:b/c".into(),
+                tag: Some("4.18.0".into())
+            }
+        );
+        assert_eq!(
+            PayloadSource::from_arg(Some("oci-layout:./img")),
+            PayloadSource::OciLayout {
+                path: "./img".into(),
+                tag: None
+            }
+        );
+        assert_eq!(
+            PayloadSource::from_arg(Some("oci-layout:./img")).to_string(),
+            "oci-layout:./img"
+        );
+        for reference in ["docker://quay.io/x/y:1", "quay.io/x/y@sha256:0123"] {
+            let source = PayloadSource::from_arg(Some(reference));
+            assert_eq!(source, PayloadSource::Registry(reference.into()));
+            let err = read_input(&source).unwrap_err().to_string();
+            assert!(
+                err.contains(
+                    "not supported yet: pulling from registries comes with issue 5's registry work"
+                ),
+                "{err}"
+            );
+        }
+        // Unambiguous only when the path does not exist.
+        let err = read_input(&PayloadSource::from_arg(Some(
+            "quay.io/openshift/release:4.18",
+        )))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not supported yet"), "{err}");
+        assert!(!looks_like_registry_ref("payloads/4.18.0"));
+        assert!(!looks_like_registry_ref("./a.b/c:d"));
     }
 }

@@ -91,7 +91,7 @@ async fn cleanup(ctx: &Ctx<'_>, ns: &str) {
 
 /// Stand-ins for CRDs a real cluster gets from other components (prometheus-operator, the
 /// config operator): the bundled payload has custom resources of both kinds.
-async fn install_foreign_crds(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+pub async fn install_foreign_crds(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(ctx.admin.clone());
     let params = PatchParams::apply("cvo-test").force();
     for (group, plural, kind, scope) in [
@@ -126,7 +126,7 @@ async fn install_foreign_crds(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn exists(ctx: &Ctx<'_>, discovery: &Discovery, m: &Manifest) -> anyhow::Result<bool> {
+pub async fn exists(ctx: &Ctx<'_>, discovery: &Discovery, m: &Manifest) -> anyhow::Result<bool> {
     let gvk = GroupVersionKind::gvk(&m.gvk.group, &m.gvk.version, &m.gvk.kind);
     let Some((resource, caps)) = discovery.resolve_gvk(&gvk) else {
         return Ok(false);

@@ -1,0 +1,295 @@
+//! `cvo payload pull|push|info`: release images as OCI image layouts (offline).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, anyhow, bail};
+use clap::{Subcommand, ValueEnum};
+use serde::Serialize;
+
+use super::CliResult;
+use crate::oci::{self, Platform};
+use crate::payload::{LoadOptions, Payload, PayloadSource, read_input};
+
+#[derive(Debug, clap::Args)]
+pub struct PayloadGroup {
+    #[command(subcommand)]
+    pub command: PayloadCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PayloadCommand {
+    /// Extract a release image's payload (manifests/, release-manifests/, bootstrap/) into DIR.
+    Pull(PullArgs),
+    /// Pack a payload directory into an OCI image layout as a release image.
+    Push(PushArgs),
+    /// Show what a release payload is: version, digest, architectures, manifests, channels.
+    Info(InfoArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PullArgs {
+    /// The release image: oci-layout:PATH[:TAG].
+    #[arg(value_name = "SRC")]
+    pub source: String,
+    /// Directory to write the payload into (must not exist or be empty).
+    #[arg(long, value_name = "DIR")]
+    pub to: PathBuf,
+    /// The platform to choose in a multi-platform image (os/arch); default: the running one.
+    #[arg(long, value_name = "OS/ARCH")]
+    pub platform: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PushArgs {
+    /// A payload root (manifests/, release-manifests/ with release-metadata).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Where to write: oci-layout:PATH[:TAG] (tag default: the payload's version).
+    #[arg(value_name = "DEST")]
+    pub dest: String,
+    /// A platform to write (os/arch), repeatable; several make an image index. Default: the
+    /// running one.
+    #[arg(long = "platform", value_name = "OS/ARCH")]
+    pub platforms: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {
+    /// oci-layout:PATH[:TAG], a payload directory, or `bundled` (the default).
+    #[arg(value_name = "SRC")]
+    pub source: Option<String>,
+    /// The platform to choose in a multi-platform image (os/arch); default: the running one.
+    #[arg(long, value_name = "OS/ARCH")]
+    pub platform: Option<String>,
+    #[arg(short = 'o', long, value_enum, default_value_t = InfoFormat::Text)]
+    pub output: InfoFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InfoFormat {
+    Text,
+    Json,
+}
+
+pub fn payload(group: PayloadGroup) -> CliResult {
+    match group.command {
+        PayloadCommand::Pull(args) => pull(args),
+        PayloadCommand::Push(args) => push(args),
+        PayloadCommand::Info(args) => info(args),
+    }
+}
+
+fn options(platform: Option<&str>) -> anyhow::Result<oci::Options> {
+    let mut options = oci::Options::from_env();
+    if let Some(platform) = platform {
+        options.platform = Platform::parse(platform).map_err(|e| anyhow!(e))?;
+    }
+    Ok(options)
+}
+
+/// The layout of an `oci-layout:` source; other sources are refused with what to pass.
+fn layout_source(text: &str) -> anyhow::Result<(PathBuf, Option<String>)> {
+    match PayloadSource::from_arg(Some(text)) {
+        PayloadSource::OciLayout { path, tag } => Ok((path, tag)),
+        PayloadSource::Registry(reference) => {
+            Err(crate::payload::source::SourceError::Registry { reference }.into())
+        }
+        _ => bail!("{text}: expected oci-layout:PATH[:TAG]"),
+    }
+}
+
+fn pull(args: PullArgs) -> CliResult {
+    let (path, tag) = layout_source(&args.source)?;
+    let options = options(args.platform.as_deref())?;
+    let loaded = oci::load(&path, tag.as_deref(), &options)
+        .with_context(|| format!("payload {}", args.source))?;
+    if args.to.exists()
+        && fs::read_dir(&args.to)
+            .with_context(|| format!("list {}", args.to.display()))?
+            .next()
+            .is_some()
+    {
+        return Err(anyhow!(
+            "{}: already exists and is not empty; pull into a new directory",
+            args.to.display()
+        )
+        .into());
+    }
+    copy_tree(&loaded.dir, &args.to)?;
+    outln!(
+        "pulled {} ({}, {}) into {}",
+        args.source,
+        loaded.image.manifest_desc.digest,
+        loaded.image.platform,
+        args.to.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(to).with_context(|| format!("create {}", to.display()))?;
+    for entry in fs::read_dir(from).with_context(|| format!("list {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(entry.path())?, &target)
+                .with_context(|| format!("create {}", target.display()))?;
+        } else {
+            fs::copy(entry.path(), &target)
+                .with_context(|| format!("write {}", target.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn push(args: PushArgs) -> CliResult {
+    let (path, tag) = layout_source(&args.dest)?;
+    let platforms = args
+        .platforms
+        .iter()
+        .map(|p| Platform::parse(p).map_err(|e| anyhow!(e)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let tag = match tag {
+        Some(tag) => tag,
+        None => {
+            let bytes = fs::read(args.dir.join("release-manifests/release-metadata"))
+                .with_context(|| {
+                    format!(
+                        "payload {}: no release-manifests/release-metadata",
+                        args.dir.display()
+                    )
+                })?;
+            crate::payload::parse_release_metadata(&bytes)
+                .map_err(|e| anyhow!("payload {}: {e}", args.dir.display()))?
+                .0
+                .version
+        }
+    };
+    let pushed = oci::push(&args.dir, &path, &tag, &platforms)
+        .with_context(|| format!("push {} to {}", args.dir.display(), args.dest))?;
+    outln!(
+        "pushed {} (version {}) to oci-layout:{}:{tag} as {}",
+        args.dir.display(),
+        pushed.version,
+        path.display(),
+        pushed.descriptor.digest
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Info {
+    source: String,
+    version: Option<String>,
+    /// The image manifest digest (`None` for a directory or the bundled payload).
+    digest: Option<String>,
+    /// The platform the image was chosen for.
+    platform: Option<String>,
+    /// Every platform the image offers.
+    architectures: Vec<String>,
+    manifests: usize,
+    channels: Vec<String>,
+    url: Option<String>,
+    previous: Vec<String>,
+}
+
+fn info(args: InfoArgs) -> CliResult {
+    let source = PayloadSource::from_arg(args.source.as_deref());
+    let options = options(args.platform.as_deref())?;
+    let (input, image) = match &source {
+        PayloadSource::OciLayout { path, tag } => {
+            let loaded = oci::load(path, tag.as_deref(), &options)
+                .with_context(|| format!("payload {source}"))?;
+            let mut input =
+                read_input(&PayloadSource::Directory(loaded.dir)).map_err(anyhow::Error::from)?;
+            input.origin = source.to_string();
+            (input, Some(loaded.image))
+        }
+        other => (read_input(other).map_err(anyhow::Error::from)?, None),
+    };
+    let payload = Payload::from_input(input, &LoadOptions::default())?;
+    let release = payload.release.as_ref();
+    let info = Info {
+        source: source.to_string(),
+        version: release
+            .map(|r| r.version.clone())
+            .or_else(|| image.as_ref().and_then(|i| i.version().map(str::to_string))),
+        digest: image.as_ref().map(|i| i.manifest_desc.digest.clone()),
+        platform: image.as_ref().map(|i| i.platform.to_string()),
+        architectures: match &image {
+            Some(image) => image
+                .platforms
+                .iter()
+                .map(|p| p.architecture.clone())
+                .collect(),
+            None => release
+                .and_then(|r| r.architecture.clone())
+                .into_iter()
+                .collect(),
+        },
+        manifests: payload.manifests.len(),
+        channels: release.map(|r| r.channels.clone()).unwrap_or_default(),
+        url: release.and_then(|r| r.url.clone()),
+        previous: release.map(|r| r.previous.clone()).unwrap_or_default(),
+    };
+    match args.output {
+        InfoFormat::Json => outln!(
+            "{}",
+            serde_json::to_string_pretty(&info).map_err(anyhow::Error::from)?
+        ),
+        InfoFormat::Text => {
+            let none = || "-".to_string();
+            outln!(
+                "Name:          {}",
+                info.version.clone().unwrap_or_else(none)
+            );
+            outln!("Source:        {}", info.source);
+            outln!(
+                "Digest:        {}",
+                info.digest.clone().unwrap_or_else(none)
+            );
+            if let Some(platform) = &info.platform {
+                outln!("OS/Arch:       {platform}");
+            }
+            outln!(
+                "Architectures: {}",
+                if info.architectures.is_empty() {
+                    none()
+                } else {
+                    info.architectures.join(", ")
+                }
+            );
+            outln!("Manifests:     {}", info.manifests);
+            outln!("");
+            outln!("Release Metadata:");
+            outln!("  Version:  {}", info.version.clone().unwrap_or_else(none));
+            outln!(
+                "  Upgrades: {}",
+                if info.previous.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    info.previous.join(", ")
+                }
+            );
+            if let Some(url) = &info.url {
+                outln!("  Metadata:");
+                outln!("    url: {url}");
+            }
+            outln!(
+                "  Channels: {}",
+                if info.channels.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    info.channels.join(", ")
+                }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,90 @@
+//! `cvo start`: the operator's sync loop against a cluster (spec §7.1).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::{CliResult, PayloadArgs, load_payload};
+use crate::capability::Capability;
+use crate::operator::run::profile_from_env;
+use crate::operator::{RunOptions, run};
+use crate::payload::LoadOptions;
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    #[command(flatten)]
+    pub payload: PayloadArgs,
+    /// Kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The release image the payload came from (`status.desired.image`, `{{.ReleaseImage}}`).
+    #[arg(long, value_name = "IMG")]
+    pub release_image: Option<String>,
+    /// Seconds between passes, jittered ×[1,2).
+    #[arg(long, value_name = "SECS", default_value_t = 180)]
+    pub resync_interval: u64,
+    /// Capabilities that are enabled whatever spec.capabilities says.
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub always_enable_capabilities: Vec<String>,
+    /// Run one pass, then exit.
+    #[arg(long)]
+    pub once: bool,
+}
+
+pub fn start(args: StartArgs) -> CliResult {
+    let options = LoadOptions {
+        release_image: args.release_image.clone(),
+        cluster_profile: profile_from_env(),
+        strict_templates: false,
+    };
+    let payload = load_payload(&args.payload, &options)?;
+    let options = RunOptions {
+        resync_interval: Duration::from_secs(args.resync_interval),
+        always_enable: (args.always_enable_capabilities.iter())
+            .filter(|c| !c.is_empty())
+            .map(Capability::new)
+            .collect(),
+        once: args.once,
+        ..RunOptions::new(payload)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let client = super::apply::client(args.kubeconfig.as_ref()).await?;
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!("signal received; stopping after the current pass");
+            let _ = tx.send(true);
+        });
+        run(&client, &options, rx).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,237 @@
+//! Packing a payload directory into an OCI image layout (`cvo payload push`).
+//!
+//! The layer is deterministic (sorted entries, zero times and owners), so pushing the same
+//! payload twice gives the same digests and the cache serves both.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use flate2::write::GzEncoder;
+
+use super::extract::PAYLOAD_DIRS;
+use super::{
+    ContainerConfig, Descriptor, Digest, ImageConfig, ImageManifest, Index, MEDIA_OCI_CONFIG,
+    MEDIA_OCI_INDEX, MEDIA_OCI_LAYER_GZIP, MEDIA_OCI_MANIFEST, OciError, Platform, REF_NAME,
+    RELEASE_LABEL, RootFs, VERSION_ANNOTATION,
+};
+
+/// What `push` wrote.
+#[derive(Debug, Clone)]
+pub struct PushResult {
+    /// The `index.json` entry: an image manifest, or an image index for several platforms.
+    pub descriptor: Descriptor,
+    pub version: String,
+    pub layer: Descriptor,
+}
+
+/// Writes the payload at `payload_dir` into the layout at `layout_path` (created when
+/// missing), tagged `tag`, for each platform; an existing entry with the tag is replaced.
+pub fn push(
+    payload_dir: &Path,
+    layout_path: &Path,
+    tag: &str,
+    platforms: &[Platform],
+) -> Result<PushResult, OciError> {
+    let metadata_path = payload_dir.join("release-manifests/release-metadata");
+    let metadata = fs::read(&metadata_path).map_err(|_| {
+        OciError::Invalid(format!(
+            "payload {}: no release-manifests/release-metadata: a release image needs its version",
+            payload_dir.display()
+        ))
+    })?;
+    let (release, _) = crate::payload::parse_release_metadata(&metadata)
+        .map_err(|e| OciError::Invalid(format!("payload {}: {e}", payload_dir.display())))?;
+    let version = release.version;
+    let platforms = if platforms.is_empty() {
+        vec![Platform::running()]
+    } else {
+        platforms.to_vec()
+    };
+
+    let tar = layer_tar(payload_dir)?;
+    let diff_id = Digest::of(&tar);
+    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tar)
+        .map_err(OciError::io("compress the layer"))?;
+    let gz = gz.finish().map_err(OciError::io("compress the layer"))?;
+
+    fs::create_dir_all(layout_path.join("blobs/sha256"))
+        .map_err(OciError::io(format!("create {}", layout_path.display())))?;
+    let layer = write_blob(layout_path, MEDIA_OCI_LAYER_GZIP, &gz)?;
+    let annotations: BTreeMap<String, String> = [
+        (RELEASE_LABEL.to_string(), version.clone()),
+        (VERSION_ANNOTATION.to_string(), version.clone()),
+    ]
+    .into();
+
+    let mut manifests = Vec::new();
+    for platform in &platforms {
+        let config = ImageConfig {
+            architecture: platform.architecture.clone(),
+            os: platform.os.clone(),
+            variant: platform.variant.clone(),
+            config: ContainerConfig {
+                labels: Some([(RELEASE_LABEL.to_string(), version.clone())].into()),
+            },
+            rootfs: Some(RootFs {
+                kind: "layers".to_string(),
+                diff_ids: vec![diff_id.to_string()],
+            }),
+        };
+        let config = write_blob(layout_path, MEDIA_OCI_CONFIG, &to_json(&config)?)?;
+        let manifest = ImageManifest {
+            schema_version: 2,
+            media_type: Some(MEDIA_OCI_MANIFEST.to_string()),
+            config,
+            layers: vec![layer.clone()],
+            annotations: annotations.clone(),
+        };
+        let mut desc = write_blob(layout_path, MEDIA_OCI_MANIFEST, &to_json(&manifest)?)?;
+        desc.platform = Some(platform.clone());
+        manifests.push(desc);
+    }
+    let mut top = if manifests.len() == 1 {
+        manifests.pop().expect("one manifest")
+    } else {
+        let index = Index {
+            schema_version: 2,
+            media_type: Some(MEDIA_OCI_INDEX.to_string()),
+            manifests,
+            annotations: annotations.clone(),
+        };
+        write_blob(layout_path, MEDIA_OCI_INDEX, &to_json(&index)?)?
+    };
+    top.annotations
+        .insert(REF_NAME.to_string(), tag.to_string());
+    top.annotations
+        .insert(RELEASE_LABEL.to_string(), version.clone());
+
+    let index_path = layout_path.join("index.json");
+    let mut index = match fs::read(&index_path) {
+        Ok(bytes) => serde_json::from_slice::<Index>(&bytes).map_err(|e| {
+            OciError::Invalid(format!(
+                "oci-layout {}: invalid index.json: {e}",
+                layout_path.display()
+            ))
+        })?,
+        Err(_) => Index {
+            schema_version: 2,
+            media_type: Some(MEDIA_OCI_INDEX.to_string()),
+            manifests: vec![],
+            annotations: BTreeMap::new(),
+        },
+    };
+    index.manifests.retain(|d| d.ref_name() != Some(tag));
+    index.manifests.push(top.clone());
+    write_atomic(
+        &layout_path.join("oci-layout"),
+        br#"{"imageLayoutVersion":"1.0.0"}"#,
+    )?;
+    write_atomic(&index_path, &to_json(&index)?)?;
+    Ok(PushResult {
+        descriptor: top,
+        version,
+        layer,
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, OciError> {
+    serde_json::to_vec(value).map_err(|e| OciError::Invalid(format!("encode JSON: {e}")))
+}
+
+fn write_blob(layout: &Path, media_type: &str, bytes: &[u8]) -> Result<Descriptor, OciError> {
+    let digest = Digest::of(bytes);
+    let path = layout.join("blobs/sha256").join(digest.hex());
+    if !path.is_file() {
+        write_atomic(&path, bytes)?;
+    }
+    Ok(Descriptor {
+        media_type: media_type.to_string(),
+        digest: digest.to_string(),
+        size: bytes.len() as u64,
+        platform: None,
+        annotations: BTreeMap::new(),
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OciError> {
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    fs::write(&temp, bytes).map_err(OciError::io(format!("write {}", temp.display())))?;
+    fs::rename(&temp, path).map_err(OciError::io(format!("write {}", path.display())))
+}
+
+/// A tar of the payload directories, sorted, with zero times and owners.
+fn layer_tar(root: &Path) -> Result<Vec<u8>, OciError> {
+    let mut builder = tar::Builder::new(Vec::new());
+    builder.follow_symlinks(false);
+    let mut found = false;
+    for dir in PAYLOAD_DIRS {
+        let path = root.join(dir);
+        if path.is_dir() {
+            found = true;
+            append_tree(&mut builder, &path, dir)?;
+        }
+    }
+    if !found {
+        return Err(OciError::Invalid(format!(
+            "payload {}: no manifests/ or release-manifests/ directory",
+            root.display()
+        )));
+    }
+    builder
+        .into_inner()
+        .map_err(OciError::io("build the layer"))
+}
+
+fn append_tree(
+    builder: &mut tar::Builder<Vec<u8>>,
+    dir: &Path,
+    name: &str,
+) -> Result<(), OciError> {
+    let mut header = new_header(tar::EntryType::Directory, 0, 0o755);
+    builder
+        .append_data(&mut header, format!("{name}/"), std::io::empty())
+        .map_err(OciError::io(format!("add {name}/")))?;
+    let mut children: Vec<(String, PathBuf)> = fs::read_dir(dir)
+        .map_err(OciError::io(format!("list {}", dir.display())))?
+        .filter_map(Result::ok)
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    children.sort();
+    for (child, path) in children {
+        let entry = format!("{name}/{child}");
+        let meta = fs::symlink_metadata(&path)
+            .map_err(OciError::io(format!("stat {}", path.display())))?;
+        if meta.is_dir() {
+            append_tree(builder, &path, &entry)?;
+        } else if meta.file_type().is_symlink() {
+            let target =
+                fs::read_link(&path).map_err(OciError::io(format!("read {}", path.display())))?;
+            let mut header = new_header(tar::EntryType::Symlink, 0, 0o777);
+            builder
+                .append_link(&mut header, &entry, &target)
+                .map_err(OciError::io(format!("add {entry}")))?;
+        } else if meta.is_file() {
+            let bytes =
+                fs::read(&path).map_err(OciError::io(format!("read {}", path.display())))?;
+            let mut header = new_header(tar::EntryType::Regular, bytes.len() as u64, 0o644);
+            builder
+                .append_data(&mut header, &entry, bytes.as_slice())
+                .map_err(OciError::io(format!("add {entry}")))?;
+        }
+    }
+    Ok(())
+}
+
+fn new_header(kind: tar::EntryType, size: u64, mode: u32) -> tar::Header {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(kind);
+    header.set_size(size);
+    header.set_mode(mode);
+    header.set_mtime(0);
+    header.set_uid(0);
+    header.set_gid(0);
+    header
+}

@@ -1,0 +1,373 @@
+//! `operator::run` (the loop of `cvo start`) against the real kube-apiserver, in-process, over
+//! the bundled payload. No operator controllers run, so the tests mark the payload's
+//! ClusterOperators healthy themselves.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, ensure};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::discovery::Discovery;
+use serde_json::json;
+use tokio::sync::watch;
+
+use cvo::capability::{CapabilitiesSpec, Capability};
+use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionSpec, ClusterVersionStatus};
+use cvo::operator::run::{SyncState, sync_once};
+use cvo::operator::{RunOptions, run};
+use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+
+use super::apply_tests::{exists, install_foreign_crds};
+use super::{Ctx, condition, install_crds};
+
+const PROFILE: &str = "self-managed-high-availability";
+const CAPABILITY: &str = "capability.openshift.io/name";
+
+fn options() -> anyhow::Result<RunOptions> {
+    let payload = Payload::from_input(
+        read_input(&PayloadSource::Bundled)?,
+        &LoadOptions::default(),
+    )?;
+    Ok(RunOptions {
+        resync_interval: Duration::from_millis(100),
+        profile: PROFILE.into(),
+        exclude: None,
+        poll_interval: Duration::from_millis(100),
+        ..RunOptions::new(payload)
+    })
+}
+
+fn spec(additional: &[&str]) -> ClusterVersionSpec {
+    ClusterVersionSpec {
+        cluster_id: "0b4b1d5e-8f0c-4a4e-9d8a-3c1f9e2b7a61".into(),
+        capabilities: Some(CapabilitiesSpec {
+            baseline_capability_set: Some("None".into()),
+            additional_enabled_capabilities: additional
+                .iter()
+                .map(|c| Capability::new(*c))
+                .collect(),
+        }),
+        ..Default::default()
+    }
+}
+
+/// What an operator reports once it runs the payload's versions: Available, not Degraded.
+async fn mark_healthy(ctx: &Ctx<'_>, payload: &Payload, name: &str) -> anyhow::Result<()> {
+    let manifest = (payload.manifests.iter())
+        .find(|m| m.gvk.is("config.openshift.io", "ClusterOperator") && m.id.name == name)
+        .with_context(|| format!("no ClusterOperator {name} in the payload"))?;
+    let versions = manifest.object()["status"]["versions"].clone();
+    let api: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    let params = PatchParams::apply("cvo-test-operator").force();
+    let object = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+                        "metadata": {"name": name}, "spec": {}});
+    api.patch(name, &params, &Patch::Apply(&object)).await?;
+    let status = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+        "status": {"versions": versions,
+                   "conditions": [condition("Available", "True", "AsExpected", ""),
+                                  condition("Degraded", "False", "AsExpected", "")]}});
+    api.patch_status(name, &params, &Patch::Apply(&status))
+        .await?;
+    Ok(())
+}
+
+async fn status(ctx: &Ctx<'_>) -> anyhow::Result<ClusterVersionStatus> {
+    let api: Api<ClusterVersion> = Api::all(ctx.admin.clone());
+    api.get_status("version")
+        .await?
+        .status
+        .context("no ClusterVersion status")
+}
+
+fn condition_of(status: &ClusterVersionStatus, type_: &str) -> (String, String) {
+    status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map_or((String::new(), "<absent>".into()), |c| {
+            (c.status.clone(), c.message.clone().unwrap_or_default())
+        })
+}
+
+fn check_condition(
+    status: &ClusterVersionStatus,
+    type_: &str,
+    want: (&str, &str),
+) -> anyhow::Result<()> {
+    let got = condition_of(status, type_);
+    ensure!(
+        (got.0.as_str(), got.1.as_str()) == want,
+        "{type_}: {got:?}, want {want:?}"
+    );
+    Ok(())
+}
+
+/// A fresh ClusterVersion `version` with baseline None (status starts empty).
+async fn reset_cluster_version(ctx: &Ctx<'_>) -> anyhow::Result<Api<ClusterVersion>> {
+    install_crds(&ctx.admin).await?;
+    install_foreign_crds(ctx).await?;
+    let api: Api<ClusterVersion> = Api::all(ctx.admin.clone());
+    if api.get_opt("version").await?.is_some() {
+        api.delete("version", &DeleteParams::default()).await?;
+    }
+    Ok(api)
+}
+
+/// (a) Install with baseline None: the loop waits for the ClusterVersion, applies the payload
+/// without any capability, and reports the complete status; then stops on request.
+pub async fn start_installs_with_baseline_none(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let api = reset_cluster_version(ctx).await?;
+    let options = options()?;
+    mark_healthy(ctx, &options.payload, "etcd").await?;
+    let (tx, rx) = watch::channel(false);
+    let t0 = std::time::Instant::now();
+    let driver = async {
+        // The loop is already waiting: the ClusterVersion appears later.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        api.create(
+            &PostParams::default(),
+            &ClusterVersion::new("version", spec(&[])),
+        )
+        .await?;
+        loop {
+            let done = api
+                .get_status("version")
+                .await?
+                .status
+                .is_some_and(|s| s.history.first().is_some_and(|h| h.state == "Completed"));
+            if done {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tx.send(true)?;
+        anyhow::Ok(())
+    };
+    let (ran, drove) = tokio::join!(run(&ctx.admin, &options, rx), driver);
+    drove?;
+    ran?;
+    eprintln!(
+        "  install to Completed and shutdown in {:.2}s",
+        t0.elapsed().as_secs_f64()
+    );
+
+    let s = status(ctx).await?;
+    check_condition(&s, "Available", ("True", "Done applying 4.18.0"))?;
+    check_condition(&s, "Progressing", ("False", "Cluster version is 4.18.0"))?;
+    check_condition(&s, "Failing", ("False", ""))?;
+    check_condition(
+        &s,
+        "ImplicitlyEnabledCapabilities",
+        ("False", "Capabilities match configured spec"),
+    )?;
+    check_condition(
+        &s,
+        "RetrievedUpdates",
+        ("False", "The update channel has not been configured."),
+    )?;
+    let accepted = condition_of(&s, "ReleaseAccepted");
+    ensure!(
+        accepted.0 == "True"
+            && accepted
+                .1
+                .starts_with("Payload loaded version=\"4.18.0\" image=\""),
+        "{accepted:?}"
+    );
+    ensure!(
+        s.history[0].state == "Completed" && s.history[0].version.as_deref() == Some("4.18.0"),
+        "{:?}",
+        s.history
+    );
+    ensure!(s.history[0].completion_time.is_some(), "{:?}", s.history);
+    ensure!(
+        s.version_hash.as_deref().is_some_and(|h| !h.is_empty()),
+        "versionHash"
+    );
+    let caps = s.capabilities.clone().context("no status.capabilities")?;
+    ensure!(caps.enabled_capabilities.is_empty(), "{caps:?}");
+    ensure!(caps.known_capabilities.len() == 17, "{caps:?}");
+    let mut sorted = caps.known_capabilities.clone();
+    sorted.sort();
+    ensure!(sorted == caps.known_capabilities, "not byte-sorted");
+
+    let discovery = Discovery::new(ctx.admin.clone()).run().await?;
+    for m in &options.payload.manifests {
+        if m.annotation(CAPABILITY).is_some() {
+            ensure!(
+                !exists(ctx, &discovery, m).await?,
+                "{} exists",
+                m.describe()
+            );
+        }
+    }
+
+    // A reconcile pass changes nothing, so the status is not written.
+    let mut state = SyncState::default();
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    ensure!(!pass.status_written, "an unchanged status was written");
+    ensure!(status(ctx).await? == s, "status changed");
+    Ok(())
+}
+
+/// (b) Enabling Console after install creates its objects; removing it again keeps them and
+/// reports it as implicitly enabled.
+pub async fn start_enables_then_keeps_a_capability(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let api = reset_cluster_version(ctx).await?;
+    let mut options = options()?;
+    options.once = true;
+    mark_healthy(ctx, &options.payload, "etcd").await?;
+    let co: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    if co.get_opt("console").await?.is_some() {
+        co.delete("console", &DeleteParams::default()).await?;
+    }
+    api.create(
+        &PostParams::default(),
+        &ClusterVersion::new("version", spec(&[])),
+    )
+    .await?;
+    let mut state = SyncState::default();
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+
+    let set_spec = |additional: &'static [&'static str]| {
+        let api = api.clone();
+        async move {
+            let patch = json!({"spec": {"capabilities": {"baselineCapabilitySet": "None",
+                                        "additionalEnabledCapabilities": additional}}});
+            api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+        }
+    };
+    set_spec(&["Console"]).await?;
+    // The console operator does not run: the pass pre-creates its ClusterOperator and fails
+    // waiting on it.
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    let reasons: Vec<_> = pass.report.errors.iter().map(|e| &e.reason).collect();
+    ensure!(
+        reasons == ["ClusterOperatorNotAvailable"],
+        "{:#?}",
+        pass.report.errors
+    );
+    ensure!(co.get_opt("console").await?.is_some(), "not pre-created");
+    let s = status(ctx).await?;
+    check_condition(
+        &s,
+        "Failing",
+        ("True", "Cluster operator console is not available"),
+    )?;
+    check_condition(
+        &s,
+        "Progressing",
+        (
+            "False",
+            "Error while reconciling 4.18.0: Cluster operator console is not available",
+        ),
+    )?;
+
+    mark_healthy(ctx, &options.payload, "console").await?;
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let discovery = Discovery::new(ctx.admin.clone()).run().await?;
+    let console: Vec<_> = (options.payload.manifests.iter())
+        .filter(|m| m.annotation(CAPABILITY) == Some("Console"))
+        .filter(|m| {
+            m.annotation(&format!("include.release.openshift.io/{PROFILE}")) == Some("true")
+        })
+        .collect();
+    ensure!(!console.is_empty(), "no Console manifests in the payload");
+    for m in &console {
+        ensure!(
+            exists(ctx, &discovery, m).await?,
+            "{} was not created",
+            m.describe()
+        );
+    }
+    let s = status(ctx).await?;
+    check_condition(&s, "Failing", ("False", ""))?;
+    let enabled = s
+        .capabilities
+        .clone()
+        .unwrap_or_default()
+        .enabled_capabilities;
+    ensure!(enabled == [Capability::new("Console")], "{enabled:?}");
+
+    // Disabling is impossible: a fresh operator (prior capabilities read from the status, as
+    // after a restart) keeps Console.
+    set_spec(&[]).await?;
+    run(&ctx.admin, &options, watch::channel(false).1).await?;
+    for m in &console {
+        ensure!(
+            exists(ctx, &discovery, m).await?,
+            "{} was deleted",
+            m.describe()
+        );
+    }
+    let s = status(ctx).await?;
+    let enabled = s
+        .capabilities
+        .clone()
+        .unwrap_or_default()
+        .enabled_capabilities;
+    ensure!(enabled == [Capability::new("Console")], "{enabled:?}");
+    check_condition(
+        &s,
+        "ImplicitlyEnabledCapabilities",
+        (
+            "True",
+            "The following capabilities could not be disabled: Console",
+        ),
+    )?;
+    check_condition(&s, "Failing", ("False", ""))?;
+    // The long-running operator's in-memory state agrees.
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    ensure!(!pass.status_written, "status changed: {:?}", pass.status);
+    Ok(())
+}
+
+/// `cvo start` as a process: `--once` runs one pass and exits 0; without it the loop stops
+/// cleanly on SIGTERM.
+pub async fn start_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let command = |extra: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+        c.arg("start")
+            .args(extra)
+            .arg("--kubeconfig")
+            .arg(ctx.cluster.kubeconfig())
+            .env("CLUSTER_PROFILE", PROFILE)
+            .env_remove("EXCLUDE_MANIFESTS");
+        c
+    };
+    let out = command(&["--once"]).output()?;
+    ensure!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = status(ctx).await?;
+    check_condition(&s, "Available", ("True", "Done applying 4.18.0"))?;
+
+    let mut child = command(&["--resync-interval", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()?;
+    ensure!(killed.success(), "kill failed");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(code) = child.try_wait()? {
+            break code;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            anyhow::bail!("cvo start did not stop on SIGTERM");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    ensure!(code.success(), "exit status after SIGTERM: {code:?}");
+    Ok(())
+}
