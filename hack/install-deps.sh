@@ -22,6 +22,12 @@ if ! command -v cc >/dev/null 2>&1; then
   echo "==> installing a C compiler"
   apt-get update -qq && apt-get install -y -qq build-essential
 fi
+# The registry tests run a real registry (Debian's CNCF distribution build; hack/registry/up.sh).
+if ! command -v docker-registry >/dev/null 2>&1; then
+  echo "==> installing docker-registry for the registry tests"
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry; } ||
+    echo "warning: cannot install docker-registry; the registry tests will skip" >&2
+fi
 # The corpus tests check inclusion counts against an independent Python oracle (PyYAML).
 if ! python3 -c 'import yaml' >/dev/null 2>&1; then
   echo "==> installing PyYAML for the inclusion oracle"

@@ -5,6 +5,7 @@
 #   hack/test.sh            # everything
 #   CVO_REQUIRE_CORPUS=1    # fail (instead of skip) when ../shared/corpus is absent
 #   CVO_REQUIRE_CLUSTER=1   # fail (instead of skip) when the test cluster cannot start
+#   CVO_REQUIRE_REGISTRY=1  # fail (instead of skip) when the test registry cannot start
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

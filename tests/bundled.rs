@@ -57,7 +57,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 39);
+    assert_eq!(payload.manifests.len(), 42);
     assert_eq!(payload.images.len(), 8);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -90,7 +90,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 35);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 38);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -98,7 +98,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        34
+        37
     );
     let tech_preview = excluded(
         &payload,
@@ -154,4 +154,31 @@ fn bundled_crds_match_the_types() {
             "{file} is stale: regenerate it from `cvo crds`"
         );
     }
+}
+
+/// The operator Deployment the payload ships must start: its arguments are `cvo`'s own.
+#[test]
+fn the_shipped_operator_deployment_runs_cvo_start() {
+    use clap::Parser as _;
+    let payload = bundled();
+    let deployment = payload
+        .manifests
+        .iter()
+        .find(|m| m.id.kind == "Deployment" && m.id.name == "cluster-version-operator")
+        .expect("the bundled payload ships the operator Deployment");
+    let object = deployment.object();
+    let args: Vec<String> = object
+        .pointer("/spec/template/spec/containers/0/args")
+        .and_then(|a| a.as_array())
+        .expect("container args")
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(args[0], "start");
+    let parsed = cvo::cli::Cli::try_parse_from(std::iter::once("cvo".to_string()).chain(args));
+    assert!(
+        parsed.is_ok(),
+        "{}",
+        parsed.err().map(|e| e.to_string()).unwrap_or_default()
+    );
 }

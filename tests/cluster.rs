@@ -35,7 +35,9 @@ use apply_tests::{
 #[path = "cluster/start.rs"]
 mod start_tests;
 use start_tests::{
-    start_command, start_enables_then_keeps_a_capability, start_installs_with_baseline_none,
+    start_as_restricted_user, start_command, start_enables_then_keeps_a_capability,
+    start_installs_with_baseline_none, start_leader_election_hands_over,
+    start_serves_metrics_and_readyz,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -83,6 +85,15 @@ const TESTS: &[(&str, TestFn)] = &[
         Box::pin(start_enables_then_keeps_a_capability(c))
     }),
     ("start_command", |c| Box::pin(start_command(c))),
+    ("start_serves_metrics_and_readyz", |c| {
+        Box::pin(start_serves_metrics_and_readyz(c))
+    }),
+    ("start_leader_election_hands_over", |c| {
+        Box::pin(start_leader_election_hands_over(c))
+    }),
+    ("start_as_restricted_user", |c| {
+        Box::pin(start_as_restricted_user(c))
+    }),
 ];
 
 fn main() -> ExitCode {

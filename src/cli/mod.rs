@@ -42,6 +42,22 @@ pub struct Cli {
     /// `$XDG_CACHE_HOME/cvo/payloads`.
     #[arg(long, global = true, env = "CVO_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<std::path::PathBuf>,
+    /// Registry user name (with --registry-password-stdin); default: $REGISTRY_AUTH_FILE or
+    /// ~/.docker/config.json, else anonymous.
+    #[arg(
+        long,
+        global = true,
+        value_name = "USER",
+        requires = "registry_password_stdin"
+    )]
+    pub registry_username: Option<String>,
+    /// Read the registry password from standard input (with --registry-username).
+    #[arg(long, global = true, requires = "registry_username")]
+    pub registry_password_stdin: bool,
+    /// A registry (`HOST` or `HOST:PORT`) to reach over plain HTTP; loopback registries always
+    /// are.
+    #[arg(long, global = true, value_name = "HOST")]
+    pub insecure_registry: Vec<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -84,7 +100,8 @@ pub enum Command {
 #[derive(Debug, Clone, clap::Args)]
 pub struct PayloadArgs {
     /// Payload directory (a payload root or a plain directory of manifests), or a release image
-    /// in an OCI image layout (`oci-layout:PATH[:TAG]`); default: the payload bundled into cvo.
+    /// in an OCI image layout (`oci-layout:PATH[:TAG]`) or a registry (`registry/repo:tag`,
+    /// `registry/repo@sha256:...`, `docker://...`); default: the payload bundled into cvo.
     #[arg(long, value_name = "SRC")]
     pub payload: Option<String>,
 }
@@ -108,10 +125,30 @@ pub type CliResult = Result<ExitCode, CliError>;
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> ExitCode {
-    init_logging(cli.log_format);
+    // The operator loop reports its progress at info; the one-shot commands only warn.
+    let default_level = if matches!(cli.command, Command::Start(_)) {
+        "info"
+    } else {
+        "warn"
+    };
+    init_logging(cli.log_format, default_level);
     if let Some(dir) = &cli.cache_dir {
         crate::oci::set_cache_dir(dir.clone());
     }
+    let mut registry = crate::oci::registry::RegistrySettings {
+        credentials: None,
+        insecure: cli.insecure_registry.clone(),
+    };
+    if let Some(user) = &cli.registry_username {
+        let mut password = String::new();
+        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut password) {
+            eprintln!("error: --registry-password-stdin: {e}");
+            return ExitCode::FAILURE;
+        }
+        let password = password.trim_end_matches(['\n', '\r']).to_string();
+        registry.credentials = Some((user.clone(), password));
+    }
+    crate::oci::registry::set_settings(registry);
     let result = match cli.command {
         Command::Render(args) => payload_commands::render(args),
         Command::Explain(args) => payload_commands::explain(args),
@@ -147,10 +184,10 @@ pub fn emit(line: &str) {
     }
 }
 
-fn init_logging(format: LogFormat) {
+fn init_logging(format: LogFormat, default_level: &str) {
     use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -1,4 +1,4 @@
-//! `cvo payload pull|push|info`: release images as OCI image layouts (offline).
+//! `cvo payload pull|push|info`: release images in OCI image layouts and registries.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ pub enum PayloadCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct PullArgs {
-    /// The release image: oci-layout:PATH[:TAG].
+    /// The release image: oci-layout:PATH[:TAG], registry/repo:tag, registry/repo@sha256:...
     #[arg(value_name = "SRC")]
     pub source: String,
     /// Directory to write the payload into (must not exist or be empty).
@@ -46,7 +46,8 @@ pub struct PushArgs {
     /// A payload root (manifests/, release-manifests/ with release-metadata).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Where to write: oci-layout:PATH[:TAG] (tag default: the payload's version).
+    /// Where to write: oci-layout:PATH[:TAG] or registry/repo[:TAG] (tag default: the
+    /// payload's version).
     #[arg(value_name = "DEST")]
     pub dest: String,
     /// A platform to write (os/arch), repeatable; several make an image index. Default: the
@@ -57,7 +58,8 @@ pub struct PushArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
-    /// oci-layout:PATH[:TAG], a payload directory, or `bundled` (the default).
+    /// oci-layout:PATH[:TAG], a registry reference, a payload directory, or `bundled` (the
+    /// default).
     #[arg(value_name = "SRC")]
     pub source: Option<String>,
     /// The platform to choose in a multi-platform image (os/arch); default: the running one.
@@ -89,22 +91,30 @@ fn options(platform: Option<&str>) -> anyhow::Result<oci::Options> {
     Ok(options)
 }
 
-/// The layout of an `oci-layout:` source; other sources are refused with what to pass.
-fn layout_source(text: &str) -> anyhow::Result<(PathBuf, Option<String>)> {
+/// An image source: a layout or a registry reference.
+fn image_source(text: &str) -> anyhow::Result<PayloadSource> {
     match PayloadSource::from_arg(Some(text)) {
-        PayloadSource::OciLayout { path, tag } => Ok((path, tag)),
-        PayloadSource::Registry(reference) => {
-            Err(crate::payload::source::SourceError::Registry { reference }.into())
-        }
-        _ => bail!("{text}: expected oci-layout:PATH[:TAG]"),
+        source @ (PayloadSource::OciLayout { .. } | PayloadSource::Registry(_)) => Ok(source),
+        _ => bail!(
+            "{text}: expected oci-layout:PATH[:TAG] or a registry reference (registry/repo:tag)"
+        ),
     }
 }
 
+/// Loads a layout or registry image into the cache.
+fn load_image(source: &PayloadSource, options: &oci::Options) -> anyhow::Result<oci::Loaded> {
+    match source {
+        PayloadSource::OciLayout { path, tag } => oci::load(path, tag.as_deref(), options),
+        PayloadSource::Registry(reference) => oci::registry::load(reference, options),
+        other => bail!("{other}: not a release image"),
+    }
+    .with_context(|| format!("payload {source}"))
+}
+
 fn pull(args: PullArgs) -> CliResult {
-    let (path, tag) = layout_source(&args.source)?;
+    let source = image_source(&args.source)?;
     let options = options(args.platform.as_deref())?;
-    let loaded = oci::load(&path, tag.as_deref(), &options)
-        .with_context(|| format!("payload {}", args.source))?;
+    let loaded = load_image(&source, &options)?;
     if args.to.exists()
         && fs::read_dir(&args.to)
             .with_context(|| format!("list {}", args.to.display()))?
@@ -148,7 +158,10 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 }
 
 fn push(args: PushArgs) -> CliResult {
-    let (path, tag) = layout_source(&args.dest)?;
+    let (path, tag) = match image_source(&args.dest)? {
+        PayloadSource::OciLayout { path, tag } => (Some(path), tag),
+        _ => (None, None),
+    };
     let platforms = args
         .platforms
         .iter()
@@ -169,6 +182,18 @@ fn push(args: PushArgs) -> CliResult {
                 .0
                 .version
         }
+    };
+    let Some(path) = path else {
+        let pushed = oci::registry::push(&args.dir, &args.dest, &tag, &platforms)
+            .with_context(|| format!("push {} to {}", args.dir.display(), args.dest))?;
+        outln!(
+            "pushed {} (version {}) to {} as {}",
+            args.dir.display(),
+            pushed.version,
+            pushed.reference,
+            pushed.digest
+        );
+        return Ok(ExitCode::SUCCESS);
     };
     let pushed = oci::push(&args.dir, &path, &tag, &platforms)
         .with_context(|| format!("push {} to {}", args.dir.display(), args.dest))?;
@@ -203,9 +228,8 @@ fn info(args: InfoArgs) -> CliResult {
     let source = PayloadSource::from_arg(args.source.as_deref());
     let options = options(args.platform.as_deref())?;
     let (input, image) = match &source {
-        PayloadSource::OciLayout { path, tag } => {
-            let loaded = oci::load(path, tag.as_deref(), &options)
-                .with_context(|| format!("payload {source}"))?;
+        PayloadSource::OciLayout { .. } | PayloadSource::Registry(_) => {
+            let loaded = load_image(&source, &options)?;
             let mut input =
                 read_input(&PayloadSource::Directory(loaded.dir)).map_err(anyhow::Error::from)?;
             input.origin = source.to_string();

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -9,8 +10,10 @@ use clap::Args;
 
 use super::{CliResult, PayloadArgs, load_payload};
 use crate::capability::Capability;
+use crate::operator::lease::default_identity;
+use crate::operator::metrics::{bind, serve};
 use crate::operator::run::profile_from_env;
-use crate::operator::{RunOptions, run};
+use crate::operator::{LeaseConfig, Metrics, RunOptions, run};
 use crate::payload::LoadOptions;
 
 #[derive(Debug, Args)]
@@ -32,6 +35,16 @@ pub struct StartArgs {
     /// Run one pass, then exit.
     #[arg(long)]
     pub once: bool,
+    /// Where `/metrics`, `/healthz` and `/readyz` are served.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9099")]
+    pub listen: std::net::SocketAddr,
+    /// Apply without holding the Lease `openshift-cluster-version/version` (a single replica).
+    #[arg(long)]
+    pub disable_leader_election: bool,
+    /// This replica's identity in the Lease (default: `$POD_NAME` or the host name, with the
+    /// process id).
+    #[arg(long, value_name = "ID")]
+    pub leader_identity: Option<String>,
 }
 
 pub fn start(args: StartArgs) -> CliResult {
@@ -41,6 +54,7 @@ pub fn start(args: StartArgs) -> CliResult {
         strict_templates: false,
     };
     let payload = load_payload(&args.payload, &options)?;
+    let metrics = Arc::new(Metrics::new());
     let options = RunOptions {
         resync_interval: Duration::from_secs(args.resync_interval),
         always_enable: (args.always_enable_capabilities.iter())
@@ -48,6 +62,14 @@ pub fn start(args: StartArgs) -> CliResult {
             .map(Capability::new)
             .collect(),
         once: args.once,
+        lease: (!args.disable_leader_election).then(|| {
+            LeaseConfig::new(
+                args.leader_identity
+                    .clone()
+                    .unwrap_or_else(default_identity),
+            )
+        }),
+        metrics: Some(metrics.clone()),
         ..RunOptions::new(payload)
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -56,13 +78,18 @@ pub fn start(args: StartArgs) -> CliResult {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let client = super::apply::client(args.kubeconfig.as_ref()).await?;
+        let (listener, addr) = bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        tracing::info!(%addr, "serving /metrics, /healthz and /readyz");
         let (tx, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(serve(listener, metrics, rx.clone()));
         tokio::spawn(async move {
             shutdown_signal().await;
             tracing::info!("signal received; stopping after the current pass");
             let _ = tx.send(true);
         });
-        run(&client, &options, rx).await
+        anyhow::Ok(run(&client, &options, rx).await?)
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,12 +7,13 @@
 //!   device files; size and entry limits.
 //! * [`cache`]: the content-addressed cache of extracted payloads, keyed by manifest digest.
 //! * [`write`](mod@write): packing a payload directory into a layout (`cvo payload push`).
-//!
-//! Offline only: pulling from and pushing to registries comes later.
+//! * [`registry`]: pulling release images from and pushing them to registries (oci-client),
+//!   through the same verification, extraction and cache.
 
 pub mod cache;
 pub mod extract;
 pub mod layout;
+pub mod registry;
 pub mod write;
 
 use std::collections::BTreeMap;

@@ -1,6 +1,7 @@
 //! The operator: what the CVO does to a cluster. One apply pass over a payload ([`apply`]),
 //! the ClusterOperator health check ([`health`]), the ClusterVersion status ([`status`]) and
-//! the sync loop of `cvo start` ([`run`](mod@run)).
+//! the sync loop of `cvo start` ([`run`](mod@run)), its leader election ([`lease`]) and its
+//! metrics and probes ([`metrics`]).
 //!
 //! The decisions (which action a manifest asks for, which upstream reason an API error maps to,
 //! the next status, operator health) are pure functions; the kube I/O is a thin async shell
@@ -8,6 +9,8 @@
 
 pub mod apply;
 pub mod health;
+pub mod lease;
+pub mod metrics;
 pub mod run;
 pub mod status;
 
@@ -16,5 +19,7 @@ pub use apply::{
     apply_payload_with, reason_for, reason_for_status,
 };
 pub use health::{OperatorHealthError, check_cluster_operator};
+pub use lease::{LeaderElector, LeaseConfig};
+pub use metrics::Metrics;
 pub use run::{RunOptions, run, sync_once};
 pub use status::{Failure, Progress, StatusInput, next_status};

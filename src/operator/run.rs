@@ -3,6 +3,7 @@
 //! ClusterVersion status (server-side apply, only when it changed).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -23,6 +24,8 @@ use crate::include::{CapabilityFilter, InclusionConfig};
 use crate::payload::Payload;
 
 use super::apply::{ApplyOptions, ApplyReport, FIELD_MANAGER, apply_payload_with};
+use super::lease::{LeaderElector, LeaseConfig};
+use super::metrics::Metrics;
 use super::status::{Failure, Progress, StatusInput, next_status};
 
 /// The singleton's name.
@@ -48,6 +51,10 @@ pub struct RunOptions {
     pub apply: ApplyOptions,
     /// How often to look for the ClusterVersion while it does not exist.
     pub poll_interval: Duration,
+    /// Leader election: passes run only while this replica holds the Lease; `None`: always.
+    pub lease: Option<LeaseConfig>,
+    /// Where passes are recorded (capabilities, apply counts and durations, readiness).
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 impl RunOptions {
@@ -64,6 +71,8 @@ impl RunOptions {
                 .filter(|e| !e.is_empty()),
             apply: ApplyOptions::default(),
             poll_interval: Duration::from_secs(1),
+            lease: None,
+            metrics: None,
         }
     }
 }
@@ -96,11 +105,38 @@ pub struct PassResult {
 }
 
 /// Runs passes until `shutdown` turns true (checked between passes and while sleeping), or
-/// after one pass with `once`. Waits for the ClusterVersion first.
+/// after one pass with `once`. Waits for the ClusterVersion first. With `options.lease`, a
+/// pass starts only while this replica holds the Lease (the lease is released on return).
 pub async fn run(
     client: &kube::Client,
     options: &RunOptions,
+    shutdown: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let Some(lease) = options.lease.clone() else {
+        return run_passes(client, options, shutdown, watch::channel(true).1).await;
+    };
+    let (leader_tx, leader_rx) = watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let elector = LeaderElector::new(client.clone(), lease);
+    tracing::info!(
+        identity = elector.identity(),
+        "leader election: waiting for the lease"
+    );
+    let elector = tokio::spawn(elector.run(leader_tx, stop_rx));
+    let result = run_passes(client, options, shutdown, leader_rx).await;
+    // Stop renewing only after the last pass, then release.
+    let _ = stop_tx.send(true);
+    if let Err(e) = elector.await {
+        tracing::warn!(error = %e, "the leader election task failed");
+    }
+    result
+}
+
+async fn run_passes(
+    client: &kube::Client,
+    options: &RunOptions,
     mut shutdown: watch::Receiver<bool>,
+    mut leader: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let mut state = SyncState::default();
     let api: Api<ClusterVersion> = Api::all(client.clone());
@@ -119,16 +155,33 @@ pub async fn run(
         }
     }
     loop {
+        if wait_for_leadership(&mut leader, &mut shutdown).await {
+            tracing::info!("shutting down");
+            return Ok(());
+        }
         let started = std::time::Instant::now();
         match sync_once(client, options, &mut state).await {
-            Ok(pass) => tracing::info!(
-                done = pass.report.done,
-                total = pass.report.total,
-                errors = pass.report.errors.len(),
-                status_written = pass.status_written,
-                seconds = started.elapsed().as_secs_f64(),
-                "pass finished"
-            ),
+            Ok(pass) => {
+                let elapsed = started.elapsed();
+                if let Some(metrics) = &options.metrics {
+                    metrics.observe_pass(&pass.report, elapsed);
+                    metrics.set_ready();
+                }
+                tracing::info!(
+                    done = pass.report.done,
+                    total = pass.report.total,
+                    skipped = pass.report.skipped,
+                    waiting = pass.report.waiting.len(),
+                    errors = pass.report.errors.len(),
+                    incomplete = pass.report.incomplete,
+                    status_written = pass.status_written,
+                    seconds = elapsed.as_secs_f64(),
+                    "pass finished"
+                );
+                for e in &pass.report.errors {
+                    tracing::warn!(task = %e.task, reason = %e.reason, message = %e.message, "task failed");
+                }
+            }
             Err(e) => tracing::error!(error = format!("{e:#}"), "pass failed"),
         }
         if options.once || *shutdown.borrow() {
@@ -139,6 +192,31 @@ pub async fn run(
         if sleep_or_shutdown(interval, &mut shutdown).await {
             tracing::info!("shutting down");
             return Ok(());
+        }
+    }
+}
+
+/// Waits until `leader` is true; true when shutdown was requested first (or the election
+/// ended).
+async fn wait_for_leadership(
+    leader: &mut watch::Receiver<bool>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> bool {
+    let mut logged = false;
+    loop {
+        if *shutdown.borrow() {
+            return true;
+        }
+        if *leader.borrow_and_update() {
+            return false;
+        }
+        if !logged {
+            tracing::info!("not the leader: waiting for the lease before applying");
+            logged = true;
+        }
+        tokio::select! {
+            changed = leader.changed() => if changed.is_err() { return true },
+            changed = shutdown.changed() => if changed.is_err() || *shutdown.borrow() { return true },
         }
     }
 }
@@ -245,6 +323,9 @@ pub async fn sync_once(
         .collect();
     let caps = set_from_implicitly_enabled(&implicit, caps);
     state.capabilities = Some(caps.clone());
+    if let Some(metrics) = &options.metrics {
+        metrics.set_capabilities(&caps);
+    }
 
     // Load-time filter, then the apply-time filters of the pass.
     let load = InclusionConfig {

@@ -25,7 +25,8 @@ pub enum PayloadSource {
     /// A release image in an OCI image layout (`oci-layout:PATH[:TAG]`), extracted into the
     /// cache ([`crate::oci`]).
     OciLayout { path: PathBuf, tag: Option<String> },
-    /// A registry reference (`docker://...`, `...@sha256:...`): not supported yet.
+    /// A release image in a registry (`registry/repo:tag`, `registry/repo@sha256:...`,
+    /// `docker://...`), pulled into the cache ([`crate::oci::registry`]).
     Registry(String),
 }
 
@@ -41,7 +42,11 @@ impl PayloadSource {
                     tag: tag.map(str::to_string),
                 }
             }
-            Some(arg) if arg.starts_with("docker://") || arg.contains("@sha256:") => {
+            Some(arg)
+                if arg.starts_with("docker://")
+                    || arg.contains("@sha256:")
+                    || (crate::oci::registry::is_reference(arg) && !Path::new(arg).exists()) =>
+            {
                 PayloadSource::Registry(arg.to_string())
             }
             Some(path) => PayloadSource::Directory(PathBuf::from(
@@ -67,20 +72,6 @@ fn split_layout_ref(text: &str) -> (&str, Option<&str>) {
         }
         _ => (text, None),
     }
-}
-
-/// `host.domain[:port]/repo[:tag]` that names no existing path: surely a registry reference.
-fn looks_like_registry_ref(text: &str) -> bool {
-    let Some((host, rest)) = text.split_once('/') else {
-        return false;
-    };
-    !rest.is_empty()
-        && !text.starts_with('.')
-        && (host.contains('.') || host.contains(':') || host == "localhost")
-        && rest
-            .rsplit('/')
-            .next()
-            .is_some_and(|last| last.contains(':'))
 }
 
 impl fmt::Display for PayloadSource {
@@ -109,10 +100,6 @@ pub enum SourceError {
     NotFound { path: String },
     #[error("payload {path}: not a directory; pass the directory that holds the manifests")]
     NotADirectory { path: String },
-    #[error(
-        "payload {reference}: not supported yet: pulling from registries comes with issue 5's registry work; for now use oci-layout:PATH[:TAG] (an OCI image layout, e.g. from `skopeo copy docker://... oci:PATH:TAG`)"
-    )]
-    Registry { reference: String },
     #[error("payload {source_ref}: {error}")]
     Oci {
         source_ref: String,
@@ -129,17 +116,17 @@ pub enum SourceError {
 pub fn read_input(source: &PayloadSource) -> Result<PayloadInput, SourceError> {
     match source {
         PayloadSource::Bundled => Ok(bundled_input()),
-        PayloadSource::Directory(path) => directory_input(path).map_err(|e| match e {
-            SourceError::NotFound { .. } if looks_like_registry_ref(&path.to_string_lossy()) => {
-                SourceError::Registry {
-                    reference: path.display().to_string(),
-                }
-            }
-            other => other,
-        }),
-        PayloadSource::Registry(reference) => Err(SourceError::Registry {
-            reference: reference.clone(),
-        }),
+        PayloadSource::Directory(path) => directory_input(path),
+        PayloadSource::Registry(reference) => {
+            let loaded = crate::oci::registry::load(reference, &crate::oci::Options::from_env())
+                .map_err(|error| SourceError::Oci {
+                    source_ref: source.to_string(),
+                    error,
+                })?;
+            let mut input = directory_input(&loaded.dir)?;
+            input.origin = source.to_string();
+            Ok(input)
+        }
         PayloadSource::OciLayout { path, tag } => {
             let loaded = load_layout(path, tag.as_deref(), &crate::oci::Options::from_env())
                 .map_err(|error| SourceError::Oci {
@@ -389,25 +376,19 @@ mod tests {
             PayloadSource::from_arg(Some("oci-layout:./img")).to_string(),
             "oci-layout:./img"
         );
-        for reference in ["docker://quay.io/x/y:1", "quay.io/x/y@sha256:0123"] {
+        for reference in [
+            "docker://quay.io/x/y:1",
+            "quay.io/x/y@sha256:0123",
+            "quay.io/openshift/release:4.18",
+            "127.0.0.1:5000/openshift/release",
+        ] {
             let source = PayloadSource::from_arg(Some(reference));
             assert_eq!(source, PayloadSource::Registry(reference.into()));
-            let err = read_input(&source).unwrap_err().to_string();
-            assert!(
-                err.contains(
-                    "not supported yet: pulling from registries comes with issue 5's registry work"
-                ),
-                "{err}"
-            );
         }
-        // Unambiguous only when the path does not exist.
-        let err = read_input(&PayloadSource::from_arg(Some(
-            "quay.io/openshift/release:4.18",
-        )))
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("not supported yet"), "{err}");
-        assert!(!looks_like_registry_ref("payloads/4.18.0"));
-        assert!(!looks_like_registry_ref("./a.b/c:d"));
+        // An existing path stays a directory.
+        assert_eq!(
+            PayloadSource::from_arg(Some("payloads/4.18.0")),
+            PayloadSource::Directory("payloads/4.18.0".into())
+        );
     }
 }

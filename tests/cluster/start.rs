@@ -2,6 +2,7 @@
 //! the bundled payload. No operator controllers run, so the tests mark the payload's
 //! ClusterOperators healthy themselves.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
@@ -12,8 +13,9 @@ use tokio::sync::watch;
 
 use cvo::capability::{CapabilitiesSpec, Capability};
 use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionSpec, ClusterVersionStatus};
+use cvo::operator::metrics::{bind, serve};
 use cvo::operator::run::{SyncState, sync_once};
-use cvo::operator::{RunOptions, run};
+use cvo::operator::{LeaseConfig, Metrics, RunOptions, run};
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 
 use super::apply_tests::{exists, install_foreign_crds};
@@ -334,6 +336,7 @@ pub async fn start_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             .args(extra)
             .arg("--kubeconfig")
             .arg(ctx.cluster.kubeconfig())
+            .args(["--listen", "127.0.0.1:0"])
             .env("CLUSTER_PROFILE", PROFILE)
             .env_remove("EXCLUDE_MANIFESTS");
         c
@@ -369,5 +372,311 @@ pub async fn start_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     ensure!(code.success(), "exit status after SIGTERM: {code:?}");
+    Ok(())
+}
+
+/// GETs `path` over HTTP/1.0; (status code, body).
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> anyhow::Result<(u16, String)> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes())
+        .await?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await?;
+    let code = (response.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .with_context(|| format!("not an HTTP response: {response:?}"))?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    Ok((code, body))
+}
+
+/// A fresh ClusterVersion (baseline None) with etcd healthy.
+async fn fresh_install(ctx: &Ctx<'_>, options: &RunOptions) -> anyhow::Result<()> {
+    let api = reset_cluster_version(ctx).await?;
+    mark_healthy(ctx, &options.payload, "etcd").await?;
+    api.create(
+        &PostParams::default(),
+        &ClusterVersion::new("version", spec(&[])),
+    )
+    .await?;
+    Ok(())
+}
+
+/// `/healthz` serves at once, `/readyz` turns 200 after the first pass, `/metrics` has one
+/// `cluster_version_capability` per known capability and the pass's counts and duration.
+pub async fn start_serves_metrics_and_readyz(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let mut options = options()?;
+    fresh_install(ctx, &options).await?;
+    let metrics = Arc::new(Metrics::new());
+    options.metrics = Some(metrics.clone());
+    let (listener, addr) = bind("127.0.0.1:0".parse()?).await?;
+    let (tx, rx) = watch::channel(false);
+    let server = tokio::spawn(serve(listener, metrics.clone(), rx.clone()));
+    ensure!(http_get(addr, "/healthz").await?.0 == 200, "healthz");
+    ensure!(
+        http_get(addr, "/readyz").await?.0 == 503,
+        "ready before a pass"
+    );
+    let driver = async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while http_get(addr, "/readyz").await?.0 != 200 {
+            ensure!(std::time::Instant::now() < deadline, "not ready after 30s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let (code, text) = http_get(addr, "/metrics").await?;
+        tx.send(true)?;
+        anyhow::Ok((code, text))
+    };
+    let (ran, scraped) = tokio::join!(run(&ctx.admin, &options, rx), driver);
+    ran?;
+    let (code, text) = scraped?;
+    server.await?;
+    ensure!(code == 200, "/metrics: {code}");
+    let capabilities: Vec<_> = (text.lines())
+        .filter(|l| l.starts_with("cluster_version_capability{"))
+        .collect();
+    ensure!(capabilities.len() == 17, "{capabilities:#?}");
+    ensure!(
+        capabilities
+            .iter()
+            .all(|l| l.contains("enabled=\"false\"") && l.ends_with(" 1")),
+        "baseline None enables nothing: {capabilities:#?}"
+    );
+    ensure!(
+        text.contains(r#"cluster_version_capability{name="Console",enabled="false"} 1"#),
+        "{text}"
+    );
+    ensure!(
+        text.contains(r#"cvo_apply_tasks_total{result="done"}"#),
+        "{text}"
+    );
+    ensure!(text.contains("cvo_apply_duration_seconds_count"), "{text}");
+    Ok(())
+}
+
+async fn lease_holder(ctx: &Ctx<'_>) -> anyhow::Result<Option<String>> {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let api: Api<Lease> = Api::namespaced(ctx.admin.clone(), "openshift-cluster-version");
+    Ok(api
+        .get_opt("version")
+        .await?
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+        .filter(|h| !h.is_empty()))
+}
+
+async fn wait_until(what: &str, secs: u64, mut check: impl FnMut() -> bool) -> anyhow::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while !check() {
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {secs}s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+/// Namespace `openshift-cluster-version`, where the Lease lives.
+async fn cvo_namespace(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: Api<Namespace> = Api::all(ctx.admin.clone());
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": "openshift-cluster-version"}});
+    api.patch(
+        "openshift-cluster-version",
+        &PatchParams::apply("cvo-test").force(),
+        &Patch::Apply(&ns),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Two replicas: A takes an expired Lease over and applies, B waits; when A stops (and
+/// releases), B takes over within seconds.
+pub async fn start_leader_election_hands_over(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let base = options()?;
+    fresh_install(ctx, &base).await?;
+    cvo_namespace(ctx).await?;
+    // A dead holder's lease, renewed a minute ago with a 3 s duration: expired.
+    let leases: Api<Lease> = Api::namespaced(ctx.admin.clone(), "openshift-cluster-version");
+    if leases.get_opt("version").await?.is_some() {
+        leases.delete("version", &DeleteParams::default()).await?;
+    }
+    let stale =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(60);
+    leases
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "version"},
+                "spec": {"holderIdentity": "ghost", "leaseDurationSeconds": 3,
+                         "renewTime": stale.to_string(), "acquireTime": stale.to_string()}}))?,
+        )
+        .await?;
+    let replica = |identity: &str| {
+        let metrics = Arc::new(Metrics::new());
+        let options = RunOptions {
+            lease: Some(LeaseConfig {
+                lease_duration: Duration::from_secs(3),
+                renew_interval: Duration::from_millis(500),
+                ..LeaseConfig::new(identity)
+            }),
+            metrics: Some(metrics.clone()),
+            resync_interval: Duration::from_millis(500),
+            ..base.clone()
+        };
+        let (tx, rx) = watch::channel(false);
+        let client = ctx.admin.clone();
+        let task = tokio::spawn(async move { run(&client, &options, rx).await });
+        (metrics, tx, task)
+    };
+    let (a_metrics, a_stop, a_task) = replica("cvo-a");
+    wait_until("A applies", 30, || a_metrics.is_ready()).await?;
+    ensure!(
+        lease_holder(ctx).await?.as_deref() == Some("cvo-a"),
+        "holder"
+    );
+    let (b_metrics, b_stop, b_task) = replica("cvo-b");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    ensure!(!b_metrics.is_ready(), "B applied while A holds the lease");
+    ensure!(
+        lease_holder(ctx).await?.as_deref() == Some("cvo-a"),
+        "holder"
+    );
+
+    a_stop.send(true)?;
+    a_task.await??;
+    let stopped = std::time::Instant::now();
+    wait_until("B takes over", 10, || b_metrics.is_ready()).await?;
+    eprintln!(
+        "  B took over {:.2}s after A stopped",
+        stopped.elapsed().as_secs_f64()
+    );
+    ensure!(
+        lease_holder(ctx).await?.as_deref() == Some("cvo-b"),
+        "holder"
+    );
+    b_stop.send(true)?;
+    b_task.await??;
+    ensure!(lease_holder(ctx).await?.is_none(), "B did not release");
+    Ok(())
+}
+
+/// The payload's own RBAC is enough: bound to the restricted user (no other permissions), a
+/// full pass (leader election included) completes without a Forbidden error.
+pub async fn start_as_restricted_user(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use kube::api::DynamicObject;
+    use kube::discovery::ApiResource;
+    let mut options = options()?;
+    fresh_install(ctx, &options).await?;
+    cvo_namespace(ctx).await?;
+    // The payload's ClusterRole and leader-election Role, as the admin would install them.
+    let params = PatchParams::apply("cvo-test").force();
+    for m in &options.payload.manifests {
+        if !m.file.contains("cluster-version-operator_03_roles") {
+            continue;
+        }
+        let object = m.object();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        if kind != "ClusterRole" && kind != "Role" {
+            continue;
+        }
+        let gvk = kube::core::GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", kind);
+        let resource = ApiResource::from_gvk(&gvk);
+        let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+            Some(ns) => Api::namespaced_with(ctx.admin.clone(), ns, &resource),
+            None => Api::all_with(ctx.admin.clone(), &resource),
+        };
+        api.patch(&m.id.name, &params, &Patch::Apply(&object))
+            .await?;
+    }
+    let subject = json!([{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "cvo-restricted"}]);
+    let binding = |kind: &str, name: &str, role_kind: &str, role: &str| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+               "metadata": {"name": name, "namespace": "openshift-cluster-version"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+               "subjects": subject})
+    };
+    let crb = ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+    ));
+    let mut cluster_binding = binding(
+        "ClusterRoleBinding",
+        "cvo-restricted-test",
+        "ClusterRole",
+        "cluster-version-operator",
+    );
+    cluster_binding["metadata"]
+        .as_object_mut()
+        .context("metadata")?
+        .remove("namespace");
+    Api::<DynamicObject>::all_with(ctx.admin.clone(), &crb)
+        .patch(
+            "cvo-restricted-test",
+            &params,
+            &Patch::Apply(&cluster_binding),
+        )
+        .await?;
+    let rb = ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+    ));
+    Api::<DynamicObject>::namespaced_with(ctx.admin.clone(), "openshift-cluster-version", &rb)
+        .patch(
+            "cvo-restricted-test",
+            &params,
+            &Patch::Apply(&binding(
+                "RoleBinding",
+                "cvo-restricted-test",
+                "Role",
+                "cluster-version-operator-leader-election",
+            )),
+        )
+        .await?;
+    // RBAC is cached by the authorizer only briefly; wait until the binding is in effect.
+    let restricted = ctx.cluster.restricted().await?;
+    let cv: Api<ClusterVersion> = Api::all(restricted.clone());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while let Err(e) = cv.get("version").await {
+        ensure!(std::time::Instant::now() < deadline, "still forbidden: {e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut state = SyncState::default();
+    let pass = sync_once(&restricted, &options, &mut state).await?;
+    ensure!(
+        pass.report.is_success() && pass.report.errors.is_empty(),
+        "{:#?}",
+        pass.report.errors
+    );
+    ensure!(pass.report.done > 0, "{:?}", pass.report);
+
+    // The whole loop too: leader election, one pass, release.
+    let metrics = Arc::new(Metrics::new());
+    options.once = true;
+    options.metrics = Some(metrics.clone());
+    options.lease = Some(LeaseConfig {
+        renew_interval: Duration::from_millis(500),
+        ..LeaseConfig::new("cvo-restricted")
+    });
+    run(&restricted, &options, watch::channel(false).1).await?;
+    ensure!(metrics.is_ready(), "the restricted pass did not complete");
+    let text = metrics.encode();
+    ensure!(
+        text.contains(r#"cvo_apply_tasks_total{result="error"} 0"#),
+        "{text}"
+    );
+    let s = status(ctx).await?;
+    check_condition(&s, "Available", ("True", "Done applying 4.18.0"))?;
+    check_condition(&s, "Failing", ("False", ""))?;
     Ok(())
 }

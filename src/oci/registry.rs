@@ -1,0 +1,565 @@
+//! Release images in registries: `registry/repo:tag`, `registry/repo@sha256:…`, `docker://…`.
+//!
+//! Pulling stores what it fetches (image index, manifest, config, layers; every blob checked
+//! against its digest and size) in a small OCI image layout under the cache
+//! (`<cache>/registry/sha256-<top digest>/`) and then loads that layout with [`super::load`],
+//! so platform choice, extraction and the content-addressed payload cache are the layout code.
+//! Layer blobs are dropped once extracted. A pull by digest whose image is already extracted
+//! does no network I/O; a pull by tag asks the registry for the tag's manifest first.
+//!
+//! Pushing writes the same one-layer image as [`super::push`] into a temporary layout and
+//! uploads its blobs and manifests.
+//!
+//! Auth: `--registry-username` + `--registry-password-stdin`, else `$REGISTRY_AUTH_FILE` or
+//! `~/.docker/config.json` (`auths.<host>.auth` = base64 `user:pass`), else anonymous. Plain
+//! HTTP only for loopback registries and `--insecure-registry HOST`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use base64::Engine as _;
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+
+use super::{
+    Descriptor, Digest, ImageManifest, Index, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST,
+    MEDIA_OCI_INDEX, MEDIA_OCI_MANIFEST, OciError, Options, Platform, REF_NAME,
+};
+
+/// JSON documents (index, manifest, config) larger than this are refused.
+const MAX_JSON: usize = 16 << 20;
+const MANIFEST_TYPES: &[&str] = &[
+    MEDIA_OCI_INDEX,
+    MEDIA_OCI_MANIFEST,
+    MEDIA_DOCKER_LIST,
+    MEDIA_DOCKER_MANIFEST,
+];
+
+/// Registry access settings from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct RegistrySettings {
+    /// `--registry-username` + `--registry-password-stdin`.
+    pub credentials: Option<(String, String)>,
+    /// `--insecure-registry HOST[:PORT]`: plain HTTP.
+    pub insecure: Vec<String>,
+}
+
+static SETTINGS: OnceLock<RegistrySettings> = OnceLock::new();
+
+/// Sets the process-wide registry settings; the first call wins.
+pub fn set_settings(settings: RegistrySettings) {
+    let _ = SETTINGS.set(settings);
+}
+
+fn settings() -> RegistrySettings {
+    SETTINGS.get().cloned().unwrap_or_default()
+}
+
+/// Whether `text` is a registry reference: `docker://…`, `…@sha256:…`, or
+/// `host.domain[:port]/repo[:tag]` (a host with a `.` or `:`, or `localhost`).
+pub fn is_reference(text: &str) -> bool {
+    if text.starts_with("docker://") || text.contains("@sha256:") {
+        return true;
+    }
+    if text.contains("://") {
+        return false;
+    }
+    let Some((host, rest)) = text.split_once('/') else {
+        return false;
+    };
+    !rest.is_empty()
+        && !text.starts_with('.')
+        && (host.contains('.') || host.contains(':') || host == "localhost")
+        && !host.contains(['\\', ' '])
+}
+
+/// Parses a registry reference (a `docker://` prefix is dropped; no tag means `latest`).
+pub fn parse_reference(text: &str) -> Result<Reference, OciError> {
+    let bare = text.strip_prefix("docker://").unwrap_or(text);
+    bare.parse::<Reference>()
+        .map_err(|e| OciError::Invalid(format!("invalid registry reference {text:?}: {e}")))
+}
+
+fn is_loopback(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name == "localhost"
+        || name == "::1"
+        || name
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Installs rustls' ring provider (kube and oci-client share rustls); idempotent.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+fn client_for(registry: &str, settings: &RegistrySettings) -> Client {
+    install_crypto_provider();
+    let plain = is_loopback(registry) || settings.insecure.iter().any(|h| h == registry);
+    let protocol = if plain {
+        ClientProtocol::HttpsExcept(vec![registry.to_string()])
+    } else {
+        ClientProtocol::Https
+    };
+    Client::new(ClientConfig {
+        protocol,
+        ..Default::default()
+    })
+}
+
+/// The credentials for `registry`: flags, then `$REGISTRY_AUTH_FILE`, then the docker config.
+pub fn auth_for(registry: &str, settings: &RegistrySettings) -> Result<RegistryAuth, OciError> {
+    if let Some((user, pass)) = &settings.credentials {
+        return Ok(RegistryAuth::Basic(user.clone(), pass.clone()));
+    }
+    let mut files = Vec::new();
+    if let Some(file) = std::env::var_os("REGISTRY_AUTH_FILE").filter(|v| !v.is_empty()) {
+        files.push(PathBuf::from(file));
+    }
+    if let Some(dir) = std::env::var_os("DOCKER_CONFIG").filter(|v| !v.is_empty()) {
+        files.push(PathBuf::from(dir).join("config.json"));
+    } else if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        files.push(PathBuf::from(home).join(".docker/config.json"));
+    }
+    for file in files {
+        let Ok(bytes) = fs::read(&file) else { continue };
+        let config: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            OciError::Invalid(format!("registry auth file {}: {e}", file.display()))
+        })?;
+        let Some(auths) = config.get("auths").and_then(|a| a.as_object()) else {
+            continue;
+        };
+        let entry = auths.iter().find(|(key, _)| {
+            let key = key
+                .trim_start_matches("https://")
+                .trim_start_matches("http://");
+            let key = key.split('/').next().unwrap_or(key);
+            key == registry
+        });
+        let Some((_, entry)) = entry else { continue };
+        let Some(encoded) = entry.get("auth").and_then(|a| a.as_str()) else {
+            continue;
+        };
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|s| {
+                s.split_once(':')
+                    .map(|(u, p)| (u.to_string(), p.to_string()))
+            })
+            .ok_or_else(|| {
+                OciError::Invalid(format!(
+                    "registry auth file {}: auths.{registry}.auth is not base64 user:password",
+                    file.display()
+                ))
+            })?;
+        return Ok(RegistryAuth::Basic(decoded.0, decoded.1));
+    }
+    Ok(RegistryAuth::Anonymous)
+}
+
+fn net_err(
+    reference: &Reference,
+    what: &str,
+    auth: &RegistryAuth,
+) -> impl Fn(oci_client::errors::OciDistributionError) -> OciError {
+    let registry = reference.registry().to_string();
+    let what = format!("{what} {reference}");
+    let anonymous = matches!(auth, RegistryAuth::Anonymous);
+    move |e| {
+        let text = e.to_string();
+        let hint = if anonymous
+            && (text.contains("authorized") || text.contains("401") || text.contains("denied"))
+        {
+            format!(
+                " (no credentials for {registry}: pass --registry-username with \
+                 --registry-password-stdin, or add auths.\"{registry}\" to $REGISTRY_AUTH_FILE or \
+                 ~/.docker/config.json)"
+            )
+        } else {
+            String::new()
+        };
+        OciError::Invalid(format!("{what}: {text}{hint}"))
+    }
+}
+
+/// Runs a future on a fresh runtime on its own thread (callers may already be inside one).
+fn block_on<T: Send>(future: impl std::future::Future<Output = T> + Send) -> T {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime")
+                .block_on(future)
+        })
+        .join()
+        .expect("registry thread")
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OciError> {
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    fs::write(&temp, bytes).map_err(OciError::io(format!("write {}", temp.display())))?;
+    fs::rename(&temp, path).map_err(OciError::io(format!("write {}", path.display())))
+}
+
+fn check(desc: &Descriptor, bytes: &[u8]) -> Result<(), OciError> {
+    let blob_err = |reason: String| OciError::Blob {
+        digest: desc.digest.clone(),
+        reason,
+    };
+    if bytes.len() as u64 != desc.size {
+        return Err(blob_err(format!(
+            "size mismatch: the descriptor says {} bytes, the registry sent {}",
+            desc.size,
+            bytes.len()
+        )));
+    }
+    let actual = Digest::of(bytes);
+    if actual != Digest::parse(&desc.digest)? {
+        return Err(blob_err(format!(
+            "digest mismatch: the content hashes to {actual}"
+        )));
+    }
+    Ok(())
+}
+
+fn media_type_of(bytes: &[u8]) -> Result<String, OciError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| OciError::Invalid(format!("invalid manifest: {e}")))?;
+    Ok(match value.get("mediaType").and_then(|m| m.as_str()) {
+        Some(m) => m.to_string(),
+        None if value.get("manifests").is_some() => MEDIA_OCI_INDEX.to_string(),
+        None => MEDIA_OCI_MANIFEST.to_string(),
+    })
+}
+
+struct Puller<'a> {
+    client: Client,
+    auth: RegistryAuth,
+    reference: Reference,
+    layout: PathBuf,
+    options: &'a Options,
+}
+
+impl Puller<'_> {
+    fn blob_path(&self, digest: &str) -> Result<PathBuf, OciError> {
+        Ok(self
+            .layout
+            .join("blobs/sha256")
+            .join(Digest::parse(digest)?.hex()))
+    }
+
+    async fn manifest(&self, desc: &Descriptor) -> Result<Vec<u8>, OciError> {
+        let path = self.blob_path(&desc.digest)?;
+        if let Ok(bytes) = fs::read(&path)
+            && check(desc, &bytes).is_ok()
+        {
+            return Ok(bytes);
+        }
+        let by_digest = self.reference.clone_with_digest(desc.digest.clone());
+        let (bytes, _) = self
+            .client
+            .pull_manifest_raw(&by_digest, &self.auth, MANIFEST_TYPES)
+            .await
+            .map_err(net_err(&by_digest, "pull manifest", &self.auth))?;
+        check(desc, &bytes)?;
+        write_atomic(&path, &bytes)?;
+        Ok(bytes.to_vec())
+    }
+
+    async fn blob(&self, desc: &Descriptor) -> Result<(), OciError> {
+        let path = self.blob_path(&desc.digest)?;
+        if fs::metadata(&path).is_ok_and(|m| m.len() == desc.size) {
+            return Ok(());
+        }
+        if desc.size > self.options.limits.max_bytes.max(MAX_JSON as u64) {
+            return Err(OciError::Blob {
+                digest: desc.digest.clone(),
+                reason: format!(
+                    "larger than the {} byte limit",
+                    self.options.limits.max_bytes
+                ),
+            });
+        }
+        let mut bytes = Vec::with_capacity(desc.size as usize);
+        self.client
+            .pull_blob(&self.reference, desc.digest.as_str(), &mut bytes)
+            .await
+            .map_err(net_err(&self.reference, "pull blob", &self.auth))?;
+        check(desc, &bytes)?;
+        write_atomic(&path, &bytes)
+    }
+
+    /// Fetches what loading the chosen image needs (index, manifest, config; layers unless
+    /// the payload is already extracted).
+    async fn fetch(&self, top: &Descriptor) -> Result<(), OciError> {
+        let mut desc = top.clone();
+        let mut depth = 0;
+        loop {
+            let bytes = self.manifest(&desc).await?;
+            if !desc.is_index() {
+                let manifest: ImageManifest = serde_json::from_slice(&bytes)
+                    .map_err(|e| OciError::Invalid(format!("manifest {}: {e}", desc.digest)))?;
+                self.blob(&manifest.config).await?;
+                let extracted = self
+                    .options
+                    .cache_dir
+                    .join(Digest::parse(&desc.digest)?.dir_name())
+                    .is_dir();
+                if !extracted {
+                    for layer in &manifest.layers {
+                        self.blob(layer).await?;
+                    }
+                }
+                return Ok(());
+            }
+            depth += 1;
+            if depth > 4 {
+                return Err(OciError::Invalid("image indexes nested too deep".into()));
+            }
+            let index: Index = serde_json::from_slice(&bytes)
+                .map_err(|e| OciError::Invalid(format!("image index {}: {e}", desc.digest)))?;
+            desc = super::layout::select_platform(index.manifests.iter(), &self.options.platform)
+                .map_err(|e| OciError::Invalid(format!("image index {}: {e}", desc.digest)))?
+                .clone();
+        }
+    }
+}
+
+fn layout_dir(options: &Options, top: &Digest) -> PathBuf {
+    options.cache_dir.join("registry").join(top.dir_name())
+}
+
+fn write_layout(dir: &Path, top: &Descriptor) -> Result<(), OciError> {
+    fs::create_dir_all(dir.join("blobs/sha256"))
+        .map_err(OciError::io(format!("create {}", dir.display())))?;
+    write_atomic(
+        &dir.join("oci-layout"),
+        br#"{"imageLayoutVersion":"1.0.0"}"#,
+    )?;
+    let index = Index {
+        schema_version: 2,
+        media_type: Some(MEDIA_OCI_INDEX.to_string()),
+        manifests: vec![top.clone()],
+        annotations: Default::default(),
+    };
+    let json = serde_json::to_vec(&index).map_err(|e| OciError::Invalid(e.to_string()))?;
+    write_atomic(&dir.join("index.json"), &json)
+}
+
+/// Drops the layer blobs of a loaded image: the extracted payload is what is kept.
+fn drop_layers(dir: &Path, loaded: &super::Loaded) {
+    for layer in &loaded.image.manifest.layers {
+        if let Ok(digest) = Digest::parse(&layer.digest) {
+            let _ = fs::remove_file(dir.join("blobs/sha256").join(digest.hex()));
+        }
+    }
+}
+
+/// Pulls a release image from a registry into the payload cache (or finds it there).
+pub fn load(reference_text: &str, options: &Options) -> Result<super::Loaded, OciError> {
+    let reference = parse_reference(reference_text)?;
+    // By digest and already pulled: no network at all.
+    if let Some(digest) = reference.digest() {
+        let dir = layout_dir(options, &Digest::parse(digest)?);
+        if dir.join("index.json").is_file()
+            && let Ok(loaded) = super::load(&dir, None, options)
+        {
+            tracing::debug!(reference = %reference, "registry image served from the cache");
+            drop_layers(&dir, &loaded);
+            return Ok(loaded);
+        }
+    }
+    let settings = settings();
+    let client = client_for(reference.registry(), &settings);
+    let auth = auth_for(reference.registry(), &settings)?;
+    block_on(async {
+        let (bytes, _) = client
+            .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
+            .await
+            .map_err(net_err(&reference, "pull", &auth))?;
+        if bytes.len() > MAX_JSON {
+            return Err(OciError::Invalid(format!(
+                "{reference}: manifest larger than {MAX_JSON} bytes"
+            )));
+        }
+        let digest = Digest::of(&bytes);
+        if let Some(expected) = reference.digest()
+            && Digest::parse(expected)? != digest
+        {
+            return Err(OciError::Blob {
+                digest: expected.to_string(),
+                reason: format!("digest mismatch: the registry sent content hashing to {digest}"),
+            });
+        }
+        let top = Descriptor {
+            media_type: media_type_of(&bytes)?,
+            digest: digest.to_string(),
+            size: bytes.len() as u64,
+            platform: None,
+            annotations: [(REF_NAME.to_string(), "latest".to_string())].into(),
+        };
+        let dir = layout_dir(options, &digest);
+        write_layout(&dir, &top)?;
+        write_atomic(&dir.join("blobs/sha256").join(digest.hex()), &bytes)?;
+        let puller = Puller {
+            client,
+            auth,
+            reference: reference.clone(),
+            layout: dir.clone(),
+            options,
+        };
+        puller.fetch(&top).await?;
+        let loaded = super::load(&dir, None, options)?;
+        drop_layers(&dir, &loaded);
+        Ok(loaded)
+    })
+}
+
+/// What [`push`] uploaded.
+#[derive(Debug, Clone)]
+pub struct RegistryPush {
+    pub reference: String,
+    /// The digest of the pushed manifest or image index.
+    pub digest: String,
+    pub version: String,
+}
+
+/// Packs `payload_dir` like [`super::push`] and uploads it to `reference_text` (its tag, or
+/// the payload's version when it names none).
+pub fn push(
+    payload_dir: &Path,
+    reference_text: &str,
+    default_tag: &str,
+    platforms: &[Platform],
+) -> Result<RegistryPush, OciError> {
+    let bare = reference_text
+        .strip_prefix("docker://")
+        .unwrap_or(reference_text);
+    let last = bare.rsplit('/').next().unwrap_or(bare);
+    let with_tag = if last.contains(':') || last.contains('@') {
+        bare.to_string()
+    } else {
+        format!("{bare}:{default_tag}")
+    };
+    let reference = parse_reference(&with_tag)?;
+    let tag = reference
+        .tag()
+        .ok_or_else(|| OciError::Invalid(format!("{reference_text}: push needs a tag")))?
+        .to_string();
+    let temp = tempdir()?;
+    let result = (|| {
+        let layout_path = temp.join("layout");
+        let pushed = super::push(payload_dir, &layout_path, &tag, platforms)?;
+        let layout = super::OciLayout::open(&layout_path)?;
+        let settings = settings();
+        let client = client_for(reference.registry(), &settings);
+        let auth = auth_for(reference.registry(), &settings)?;
+        block_on(async {
+            client
+                .auth(&reference, &auth, oci_client::RegistryOperation::Push)
+                .await
+                .map_err(net_err(&reference, "push to", &auth))?;
+            let top = &pushed.descriptor;
+            let manifests: Vec<Descriptor> = if top.is_index() {
+                let index: Index = layout.read_json(top, "image index")?;
+                index.manifests
+            } else {
+                vec![top.clone()]
+            };
+            for desc in &manifests {
+                let manifest: ImageManifest = layout.read_json(desc, "image manifest")?;
+                for blob in manifest.layers.iter().chain([&manifest.config]) {
+                    let bytes =
+                        fs::read(layout.verify_blob(blob)?).map_err(OciError::io("read blob"))?;
+                    client
+                        .push_blob(&reference, bytes, &blob.digest)
+                        .await
+                        .map_err(net_err(&reference, "push blob to", &auth))?;
+                }
+                if top.is_index() {
+                    push_manifest(
+                        &client,
+                        &layout,
+                        &reference.clone_with_digest(desc.digest.clone()),
+                        desc,
+                        &auth,
+                    )
+                    .await?;
+                }
+            }
+            push_manifest(&client, &layout, &reference, top, &auth).await?;
+            Ok(RegistryPush {
+                reference: reference.to_string(),
+                digest: top.digest.clone(),
+                version: pushed.version,
+            })
+        })
+    })();
+    let _ = fs::remove_dir_all(&temp);
+    result
+}
+
+async fn push_manifest(
+    client: &Client,
+    layout: &super::OciLayout,
+    target: &Reference,
+    desc: &Descriptor,
+    auth: &RegistryAuth,
+) -> Result<(), OciError> {
+    let bytes = fs::read(layout.verify_blob(desc)?).map_err(OciError::io("read manifest"))?;
+    let content_type = desc
+        .media_type
+        .parse()
+        .map_err(|_| OciError::Invalid(format!("bad media type {:?}", desc.media_type)))?;
+    client
+        .push_manifest_raw(target, bytes, content_type)
+        .await
+        .map_err(net_err(target, "push manifest to", auth))?;
+    Ok(())
+}
+
+fn tempdir() -> Result<PathBuf, OciError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "cvo-push-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
+    fs::create_dir_all(&dir).map_err(OciError::io(format!("create {}", dir.display())))?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_and_loopback() {
+        assert!(is_reference("docker://quay.io/a/b:1"));
+        assert!(is_reference("127.0.0.1:5000/openshift/release:4.18.0"));
+        assert!(is_reference("quay.io/a/b@sha256:abc"));
+        assert!(!is_reference("payloads/4.18.0"));
+        assert!(!is_reference("./x.y/z"));
+        assert!(!is_reference("file:///x"));
+        let r = parse_reference("docker://127.0.0.1:5000/o/r:t").unwrap();
+        assert_eq!(r.registry(), "127.0.0.1:5000");
+        assert_eq!(r.repository(), "o/r");
+        assert_eq!(r.tag(), Some("t"));
+        assert!(is_loopback("127.0.0.1:5000"));
+        assert!(is_loopback("localhost"));
+        assert!(is_loopback("[::1]:5000"));
+        assert!(!is_loopback("quay.io"));
+    }
+}

@@ -1,0 +1,256 @@
+//! The operator's metrics and probes: `/metrics` (Prometheus text), `/healthz` (the process
+//! serves) and `/readyz` (a pass has completed), over a small HTTP/1 server (`--listen`).
+//!
+//! Metrics:
+//! * `cluster_version_capability{name,enabled}`: 1 per known capability, `enabled` is
+//!   `"true"`/`"false"` (as upstream); recomputed every pass.
+//! * `cvo_apply_tasks_total{result}`: manifests per pass outcome (`done`, `skipped`,
+//!   `waiting`, `error`, `incomplete`).
+//! * `cvo_apply_duration_seconds`: the duration of each apply pass.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::capability::ClusterCapabilities;
+
+use super::apply::ApplyReport;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CapabilityLabels {
+    name: String,
+    enabled: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    result: &'static str,
+}
+
+/// The operator's metrics and readiness; shared between the loop and the server.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    capability: Family<CapabilityLabels, Gauge>,
+    apply_tasks: Family<ResultLabels, Counter>,
+    apply_duration: Histogram,
+    ready: AtomicBool,
+    /// Serializes capability updates (clear + set) against encoding.
+    lock: Mutex<()>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let capability = Family::<CapabilityLabels, Gauge>::default();
+        registry.register(
+            "cluster_version_capability",
+            "Known capabilities, 1 each; enabled tells whether the capability is enabled",
+            capability.clone(),
+        );
+        let apply_tasks = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "cvo_apply_tasks",
+            "Manifests handled by apply passes, by result",
+            apply_tasks.clone(),
+        );
+        let apply_duration = Histogram::new(exponential_buckets(0.05, 2.0, 14));
+        registry.register(
+            "cvo_apply_duration_seconds",
+            "Duration of apply passes",
+            apply_duration.clone(),
+        );
+        Metrics {
+            registry,
+            capability,
+            apply_tasks,
+            apply_duration,
+            ready: AtomicBool::new(false),
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// Replaces the capability series with `caps.known` (and enabled names that are unknown).
+    pub fn set_capabilities(&self, caps: &ClusterCapabilities) {
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.capability.clear();
+        for name in caps.known.iter().chain(caps.enabled.iter()) {
+            let labels = CapabilityLabels {
+                name: name.to_string(),
+                enabled: caps.enabled.contains(name).to_string(),
+            };
+            self.capability.get_or_create(&labels).set(1);
+        }
+    }
+
+    /// Counts one pass's manifests by result and records its duration.
+    pub fn observe_pass(&self, report: &ApplyReport, duration: Duration) {
+        let counts = [
+            ("done", report.done),
+            ("skipped", report.skipped),
+            ("waiting", report.waiting.len()),
+            ("error", report.errors.len()),
+            ("incomplete", report.incomplete),
+        ];
+        for (result, n) in counts {
+            (self.apply_tasks.get_or_create(&ResultLabels { result })).inc_by(n as u64);
+        }
+        self.apply_duration.observe(duration.as_secs_f64());
+    }
+
+    /// After the first completed pass.
+    pub fn set_ready(&self) {
+        self.ready.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    /// The Prometheus text exposition.
+    pub fn encode(&self) -> String {
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+
+    fn respond(&self, path: &str) -> Response<Full<Bytes>> {
+        let (status, content_type, body) = match path {
+            "/metrics" => (
+                StatusCode::OK,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                self.encode(),
+            ),
+            "/healthz" => (StatusCode::OK, "text/plain", "ok\n".into()),
+            "/readyz" if self.is_ready() => (StatusCode::OK, "text/plain", "ok\n".into()),
+            "/readyz" => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "text/plain",
+                "no pass has completed yet\n".into(),
+            ),
+            _ => (StatusCode::NOT_FOUND, "text/plain", "not found\n".into()),
+        };
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        *response.status_mut() = status;
+        if let Ok(value) = content_type.parse() {
+            response.headers_mut().insert("content-type", value);
+        }
+        response
+    }
+}
+
+/// Binds `addr` (port 0: any free port); the returned address is the bound one.
+pub async fn bind(addr: SocketAddr) -> std::io::Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    Ok((listener, local))
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `listener` until `shutdown` turns true.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.changed() => return,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::warn!(error = %e, "metrics server: accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                let response = metrics.respond(req.uri().path());
+                async move { Ok::<_, Infallible>(response) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await
+            {
+                tracing::debug!(error = %e, "metrics server: connection error");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::Capability;
+
+    #[test]
+    fn encodes_capabilities_and_passes() {
+        let m = Metrics::new();
+        let caps = ClusterCapabilities {
+            known: [Capability::new("Console"), Capability::new("baremetal")].into(),
+            enabled: [Capability::new("Console")].into(),
+            implicitly_enabled: Default::default(),
+        };
+        m.set_capabilities(&caps);
+        let report = ApplyReport {
+            done: 3,
+            total: 4,
+            skipped: 1,
+            ..Default::default()
+        };
+        m.observe_pass(&report, Duration::from_millis(20));
+        let text = m.encode();
+        assert!(
+            text.contains(r#"cluster_version_capability{name="Console",enabled="true"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"cluster_version_capability{name="baremetal",enabled="false"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"cvo_apply_tasks_total{result="done"} 3"#),
+            "{text}"
+        );
+        assert!(
+            text.contains("cvo_apply_duration_seconds_count 1"),
+            "{text}"
+        );
+        assert!(!m.is_ready());
+        assert_eq!(
+            m.respond("/readyz").status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        m.set_ready();
+        assert_eq!(m.respond("/readyz").status(), StatusCode::OK);
+        assert_eq!(m.respond("/healthz").status(), StatusCode::OK);
+        assert_eq!(m.respond("/nope").status(), StatusCode::NOT_FOUND);
+    }
+}

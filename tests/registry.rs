@@ -1,0 +1,322 @@
+//! Release images in a real registry (Debian `docker-registry`, started per test by
+//! `hack/registry/up.sh` on 127.0.0.1): push/pull round trips, platform choice, basic auth,
+//! moved tags, and pulls by digest served from the cache once the registry is gone.
+//!
+//! Skips (with a message) when the registry cannot start, unless `CVO_REQUIRE_REGISTRY=1`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::time::Instant;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
+const HACK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/hack/registry");
+
+/// A running registry; stopped (and its directory removed) on drop.
+struct Registry {
+    dir: PathBuf,
+    addr: String,
+}
+
+impl Registry {
+    fn start(tmp: &Path, auth: Option<&str>) -> Option<Registry> {
+        let dir = tmp.join("registry");
+        let mut cmd = StdCommand::new(format!("{HACK}/up.sh"));
+        cmd.arg(&dir);
+        if let Some(auth) = auth {
+            cmd.args(["--auth", auth]);
+        }
+        let out = cmd.output().expect("run hack/registry/up.sh");
+        if !out.status.success() {
+            let msg = format!(
+                "cannot start a registry (hack/registry/up.sh): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let _ = StdCommand::new(format!("{HACK}/down.sh"))
+                .arg(&dir)
+                .status();
+            if std::env::var("CVO_REQUIRE_REGISTRY").as_deref() == Ok("1") {
+                panic!("{msg}");
+            }
+            eprintln!("skipping: {msg}");
+            return None;
+        }
+        let addr = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Some(Registry { dir, addr })
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = StdCommand::new(format!("{HACK}/down.sh"))
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+/// `cvo` with its own cache and a HOME without docker credentials.
+fn cvo(tmp: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("cvo").unwrap();
+    cmd.env_remove("CLUSTER_PROFILE")
+        .env_remove("RUST_LOG")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("CVO_OCI_MAX_BYTES")
+        .env_remove("CVO_OCI_MAX_ENTRIES")
+        .env("HOME", tmp.join("home"))
+        .env("CVO_CACHE_DIR", tmp.join("cache"));
+    cmd
+}
+
+fn stdout(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn failure(cmd: &mut Command) -> String {
+    String::from_utf8(cmd.assert().code(1).get_output().stderr.clone()).unwrap()
+}
+
+/// Every file under `root`, relative path → bytes.
+fn files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.push((
+                    path.strip_prefix(root).unwrap().into(),
+                    fs::read(&path).unwrap(),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// The digest `payload push` reports ("... as sha256:...").
+fn pushed_digest(out: &str) -> String {
+    out.trim().rsplit(' ').next().unwrap().to_string()
+}
+
+fn info(tmp: &Path, source: &str, extra: &[&str]) -> Value {
+    let out = stdout(
+        cvo(tmp)
+            .args(["payload", "info", source, "-o", "json"])
+            .args(extra),
+    );
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn push_then_pull_round_trips_the_bundled_payload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(reg) = Registry::start(tmp.path(), None) else {
+        return;
+    };
+    let reference = format!("{}/openshift/release:4.18.0", reg.addr);
+    let started = Instant::now();
+    let out = stdout(cvo(tmp.path()).args(["payload", "push", BUNDLED, &reference]));
+    let push_time = started.elapsed();
+    assert!(out.contains("version 4.18.0"), "{out}");
+    let digest = pushed_digest(&out);
+
+    let pulled = tmp.path().join("pulled");
+    let started = Instant::now();
+    stdout(
+        cvo(tmp.path())
+            .args(["payload", "pull", &format!("docker://{reference}"), "--to"])
+            .arg(&pulled),
+    );
+    let cold = started.elapsed();
+    assert_eq!(files(&pulled), files(Path::new(BUNDLED)));
+
+    let started = Instant::now();
+    let info = info(
+        tmp.path(),
+        &format!("{}/openshift/release@{digest}", reg.addr),
+        &[],
+    );
+    let cached = started.elapsed();
+    assert_eq!(info["digest"], digest.as_str());
+    assert_eq!(info["version"], "4.18.0");
+    eprintln!(
+        "timings: push {push_time:?}, cold pull {cold:?}, cached load (info by digest) {cached:?}"
+    );
+
+    // --payload with a registry reference renders the same as the directory.
+    let hash_reg = stdout(cvo(tmp.path()).args(["hash", "--payload", &reference]));
+    let hash_dir = stdout(cvo(tmp.path()).args(["hash", "--payload", BUNDLED]));
+    assert_eq!(hash_reg, hash_dir);
+}
+
+#[test]
+fn a_multi_arch_push_gives_the_requested_platform() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(reg) = Registry::start(tmp.path(), None) else {
+        return;
+    };
+    let reference = format!("{}/openshift/release:multi", reg.addr);
+    stdout(cvo(tmp.path()).args([
+        "payload",
+        "push",
+        BUNDLED,
+        &reference,
+        "--platform",
+        "linux/amd64",
+        "--platform",
+        "linux/arm64",
+    ]));
+    let arm = info(tmp.path(), &reference, &["--platform", "linux/arm64"]);
+    assert_eq!(arm["platform"], "linux/arm64");
+    assert_eq!(arm["architectures"], serde_json::json!(["amd64", "arm64"]));
+    let amd = info(tmp.path(), &reference, &["--platform", "linux/amd64"]);
+    assert_eq!(amd["platform"], "linux/amd64");
+    assert_ne!(arm["digest"], amd["digest"]);
+    let err =
+        failure(cvo(tmp.path()).args(["payload", "info", &reference, "--platform", "linux/s390x"]));
+    assert!(
+        err.contains("no image for platform linux/s390x (offered: linux/amd64, linux/arm64)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn basic_auth_through_a_docker_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(reg) = Registry::start(tmp.path(), Some("cvo:s3cret")) else {
+        return;
+    };
+    let reference = format!("{}/openshift/release:4.18.0", reg.addr);
+    // Anonymous push and pull fail, saying what to pass.
+    let err = failure(cvo(tmp.path()).args(["payload", "push", BUNDLED, &reference]));
+    assert!(err.contains("no credentials for"), "{err}");
+    // Flags.
+    stdout(
+        cvo(tmp.path())
+            .args(["payload", "push", BUNDLED, &reference])
+            .args(["--registry-username", "cvo", "--registry-password-stdin"])
+            .write_stdin("s3cret\n"),
+    );
+    let err = failure(cvo(tmp.path()).args(["payload", "info", &reference]));
+    assert!(err.contains("no credentials for"), "{err}");
+    assert!(err.contains(&reg.addr), "{err}");
+
+    // $REGISTRY_AUTH_FILE.
+    let auth_file = tmp.path().join("auth.json");
+    let encoded = base64_encode(b"cvo:s3cret");
+    fs::write(
+        &auth_file,
+        format!(
+            r#"{{"auths": {{"{}": {{"auth": "{encoded}"}}}}}}"#,
+            reg.addr
+        ),
+    )
+    .unwrap();
+    let ok = info_with(tmp.path(), &reference, |c| {
+        c.env("REGISTRY_AUTH_FILE", &auth_file);
+    });
+    assert_eq!(ok["version"], "4.18.0");
+    // ~/.docker/config.json (a tag pull asks the registry again).
+    let docker = tmp.path().join("home/.docker");
+    fs::create_dir_all(&docker).unwrap();
+    fs::copy(&auth_file, docker.join("config.json")).unwrap();
+    let ok = info_with(tmp.path(), &reference, |_| {});
+    assert_eq!(ok["version"], "4.18.0");
+    // Wrong credentials fail.
+    fs::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"auths": {{"http://{}": {{"auth": "{}"}}}}}}"#,
+            reg.addr,
+            base64_encode(b"cvo:wrong")
+        ),
+    )
+    .unwrap();
+    failure(cvo(tmp.path()).args(["payload", "info", &reference]));
+}
+
+fn info_with(tmp: &Path, source: &str, f: impl FnOnce(&mut Command)) -> Value {
+    let mut cmd = cvo(tmp);
+    cmd.args(["payload", "info", source, "-o", "json"]);
+    f(&mut cmd);
+    serde_json::from_str(&stdout(&mut cmd)).unwrap()
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn a_moved_tag_is_seen_and_digests_are_served_from_the_cache_offline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(reg) = Registry::start(tmp.path(), None) else {
+        return;
+    };
+    let reference = format!("{}/openshift/release:moving", reg.addr);
+    let first = pushed_digest(&stdout(
+        cvo(tmp.path()).args(["payload", "push", BUNDLED, &reference]),
+    ));
+    assert_eq!(info(tmp.path(), &reference, &[])["digest"], first.as_str());
+
+    // Another payload under the same tag.
+    let changed = tmp.path().join("changed");
+    copy_tree(Path::new(BUNDLED), &changed);
+    fs::write(
+        changed.join("release-manifests/0000_99_extra.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: default\n",
+    )
+    .unwrap();
+    let second = pushed_digest(&stdout(cvo(tmp.path()).args([
+        "payload",
+        "push",
+        changed.to_str().unwrap(),
+        &reference,
+    ])));
+    assert_ne!(first, second);
+    let moved = info(tmp.path(), &reference, &[]);
+    assert_eq!(moved["digest"], second.as_str());
+
+    // By digest: cached, then served with the registry gone.
+    let by_digest = format!("{}/openshift/release@{first}", reg.addr);
+    assert_eq!(info(tmp.path(), &by_digest, &[])["digest"], first.as_str());
+    drop(reg);
+    let offline = info(tmp.path(), &by_digest, &[]);
+    assert_eq!(offline["digest"], first.as_str());
+    let pulled = tmp.path().join("offline");
+    stdout(
+        cvo(tmp.path())
+            .args(["payload", "pull", &by_digest, "--to"])
+            .arg(&pulled),
+    );
+    assert_eq!(files(&pulled), files(Path::new(BUNDLED)));
+    // A tag needs the registry.
+    let err = failure(cvo(tmp.path()).args(["payload", "info", &reference]));
+    assert!(err.contains("pull "), "{err}");
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
