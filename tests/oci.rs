@@ -1,6 +1,8 @@
 //! Release images as OCI image layouts: `payload push|pull|info`, `--payload oci-layout:`, the
 //! cache, and hostile layouts refused without leaving anything behind.
 
+mod support;
+
 use std::fs;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
@@ -27,27 +29,6 @@ fn stdout(cmd: &mut Command) -> String {
 
 fn stderr_failure(cmd: &mut Command) -> String {
     String::from_utf8(cmd.assert().code(1).get_output().stderr.clone()).unwrap()
-}
-
-/// Every file under `root`, relative path → bytes.
-fn files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                out.push((
-                    path.strip_prefix(root).unwrap().into(),
-                    fs::read(&path).unwrap(),
-                ));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
 }
 
 fn cache_entries(cache: &Path) -> Vec<String> {
@@ -79,7 +60,10 @@ fn push_then_pull_gives_back_the_same_files() {
             .args(["payload", "pull", &src, "--to"])
             .arg(&out),
     );
-    assert_eq!(files(&out), files(Path::new(BUNDLED)));
+    assert_eq!(
+        support::tree_files(&out),
+        support::tree_files(Path::new(BUNDLED))
+    );
     // The image config carries the version label; the index entry the tag.
     let index: Value =
         serde_json::from_slice(&fs::read(tmp.path().join("image/index.json")).unwrap()).unwrap();
@@ -118,8 +102,11 @@ fn payload_commands_read_oci_layouts() {
             .args(["render", "--payload", BUNDLED, "--output-dir"])
             .arg(&from_dir),
     );
-    assert!(!files(&from_image).is_empty());
-    assert_eq!(files(&from_image), files(&from_dir));
+    assert!(!support::tree_files(&from_image).is_empty());
+    assert_eq!(
+        support::tree_files(&from_image),
+        support::tree_files(&from_dir)
+    );
     let hash_image = stdout(cvo(&cache).args(["hash", "--payload", &src]));
     let hash_dir = stdout(cvo(&cache).args(["hash", "--payload", BUNDLED]));
     assert_eq!(hash_image, hash_dir);
@@ -261,7 +248,10 @@ fn docker_media_types_and_whiteouts_across_layers() {
             .args(["payload", "pull", &src, "--to"])
             .arg(&out),
     );
-    let names: Vec<PathBuf> = files(&out).into_iter().map(|(p, _)| p).collect();
+    let names: Vec<PathBuf> = support::tree_files(&out)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     assert_eq!(
         names,
         vec![

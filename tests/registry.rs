@@ -4,6 +4,8 @@
 //!
 //! Skips (with a message) when the registry cannot start, unless `CVO_REQUIRE_REGISTRY=1`.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
@@ -85,27 +87,6 @@ fn failure(cmd: &mut Command) -> String {
     String::from_utf8(cmd.assert().code(1).get_output().stderr.clone()).unwrap()
 }
 
-/// Every file under `root`, relative path → bytes.
-fn files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                out.push((
-                    path.strip_prefix(root).unwrap().into(),
-                    fs::read(&path).unwrap(),
-                ));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
-}
-
 /// The digest `payload push` reports ("... as sha256:...").
 fn pushed_digest(out: &str) -> String {
     out.trim().rsplit(' ').next().unwrap().to_string()
@@ -141,7 +122,10 @@ fn push_then_pull_round_trips_the_bundled_payload() {
             .arg(&pulled),
     );
     let cold = started.elapsed();
-    assert_eq!(files(&pulled), files(Path::new(BUNDLED)));
+    assert_eq!(
+        support::tree_files(&pulled),
+        support::tree_files(Path::new(BUNDLED))
+    );
 
     let started = Instant::now();
     let info = info(
@@ -302,7 +286,10 @@ fn a_moved_tag_is_seen_and_digests_are_served_from_the_cache_offline() {
             .args(["payload", "pull", &by_digest, "--to"])
             .arg(&pulled),
     );
-    assert_eq!(files(&pulled), files(Path::new(BUNDLED)));
+    assert_eq!(
+        support::tree_files(&pulled),
+        support::tree_files(Path::new(BUNDLED))
+    );
     // A tag needs the registry.
     let err = failure(cvo(tmp.path()).args(["payload", "info", &reference]));
     assert!(err.contains("pull "), "{err}");

@@ -112,31 +112,34 @@ pub enum SourceError {
     },
 }
 
+/// An image's payload: pulled or read from a layout, extracted into the cache, then read as a
+/// directory.
+fn image_input(
+    source: &PayloadSource,
+    loaded: Result<crate::oci::Loaded, crate::oci::OciError>,
+) -> Result<PayloadInput, SourceError> {
+    let loaded = loaded.map_err(|error| SourceError::Oci {
+        source_ref: source.to_string(),
+        error,
+    })?;
+    let mut input = directory_input(&loaded.dir)?;
+    input.origin = source.to_string();
+    Ok(input)
+}
+
 /// Reads every file the CVO would read, in parallel.
 pub fn read_input(source: &PayloadSource) -> Result<PayloadInput, SourceError> {
     match source {
         PayloadSource::Bundled => Ok(bundled_input()),
         PayloadSource::Directory(path) => directory_input(path),
-        PayloadSource::Registry(reference) => {
-            let loaded = crate::oci::registry::load(reference, &crate::oci::Options::from_env())
-                .map_err(|error| SourceError::Oci {
-                    source_ref: source.to_string(),
-                    error,
-                })?;
-            let mut input = directory_input(&loaded.dir)?;
-            input.origin = source.to_string();
-            Ok(input)
-        }
-        PayloadSource::OciLayout { path, tag } => {
-            let loaded = load_layout(path, tag.as_deref(), &crate::oci::Options::from_env())
-                .map_err(|error| SourceError::Oci {
-                    source_ref: source.to_string(),
-                    error,
-                })?;
-            let mut input = directory_input(&loaded.dir)?;
-            input.origin = source.to_string();
-            Ok(input)
-        }
+        PayloadSource::Registry(reference) => image_input(
+            source,
+            crate::oci::registry::load(reference, &crate::oci::Options::from_env()),
+        ),
+        PayloadSource::OciLayout { path, tag } => image_input(
+            source,
+            load_layout(path, tag.as_deref(), &crate::oci::Options::from_env()),
+        ),
     }
 }
 

@@ -45,3 +45,24 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Every file under `root`, relative path → bytes, sorted: compares two trees byte for byte.
+pub fn tree_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.push((
+                    path.strip_prefix(root).unwrap().into(),
+                    std::fs::read(&path).unwrap(),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
