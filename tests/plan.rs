@@ -204,23 +204,9 @@ fn upgrade_corpus_for_clusters_on_v4_14_and_none() {
                 strings(&plan["implicitlyEnabledCapabilities"]),
                 "{baseline}"
             );
-            let update_ids: BTreeSet<String> = plan["update"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{}/{}/{}/{}",
-                        r["group"].as_str().unwrap(),
-                        r["kind"].as_str().unwrap(),
-                        r["namespace"].as_str().unwrap(),
-                        r["name"].as_str().unwrap()
-                    )
-                })
-                .collect();
             assert_eq!(
                 strings(&independent["update"]),
-                update_ids,
+                ids(&plan, "update"),
                 "{baseline}: update"
             );
             for key in ["create", "delete", "leftBehind"] {
