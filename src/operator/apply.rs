@@ -191,6 +191,20 @@ const KNOWN_REASONS: &[&str] = &[
     "ServiceUnavailable",
 ];
 
+/// How an error weighs on the pass (upstream `UpdateEffect`, spec §5.4 and §7.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
+pub enum Effect {
+    /// Reported, never failing: the node goes on (a degraded operator while installing).
+    Report,
+    /// Only waiting (an operator still updating versions): not a failure unless slow.
+    None,
+    /// A failure only once the operator has been waited on for 40 minutes (degraded).
+    FailAfterInterval,
+    /// A failure.
+    #[default]
+    Fail,
+}
+
 /// One failed task, as upstream's `UpdateError`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TaskError {
@@ -202,6 +216,11 @@ pub struct TaskError {
     pub message: String,
     /// The underlying error (upstream `Nested`).
     pub error: String,
+    /// How the error weighs on the pass.
+    pub effect: Effect,
+    /// What the error is about (upstream `Name`): the ClusterOperator's name, or a workload's
+    /// `<namespace>/<name>`; used by the condensing and `SummaryForReason` of spec §7.6.
+    pub name: Option<String>,
 }
 
 /// The outcome of one pass.
@@ -219,11 +238,14 @@ pub struct ApplyReport {
     pub errors: Vec<TaskError>,
     /// Never attempted: behind a failed task of their node, or in a node a failure blocked.
     pub incomplete: usize,
+    /// ClusterOperators that were checked and found as the payload expects (their update
+    /// start times are cleared, spec §7.6).
+    pub operators_done: Vec<String>,
 }
 
 impl ApplyReport {
     pub fn is_success(&self) -> bool {
-        self.errors.is_empty() && self.incomplete == 0
+        self.errors.iter().all(|e| e.effect == Effect::Report) && self.incomplete == 0
     }
 }
 
@@ -319,7 +341,7 @@ pub async fn apply_payload_with(
         };
         let (id, ok) = match joined {
             Ok((id, results)) => {
-                let ok = !results.iter().any(|(_, o)| matches!(o, Outcome::Failed(_)));
+                let ok = !results.iter().any(|(_, o)| o.blocks());
                 for (task, outcome) in results {
                     outcomes[task] = Some(outcome);
                 }
@@ -335,6 +357,8 @@ pub async fn apply_payload_with(
                             cause: "",
                             error: format!("apply task panicked: {e}"),
                             message: None,
+                            effect: Effect::Fail,
+                            name: None,
                         })
                     });
                 }
@@ -358,7 +382,15 @@ fn report(manifests: &[&Manifest], outcomes: Vec<Option<Outcome>>) -> ApplyRepor
         let task = || manifests[i].task_string(i + 1, total);
         match outcome {
             None => report.incomplete += 1,
-            Some(Outcome::Done) => report.done += 1,
+            Some(Outcome::Done) => {
+                report.done += 1;
+                if manifests[i]
+                    .gvk
+                    .is("config.openshift.io", "ClusterOperator")
+                {
+                    report.operators_done.push(manifests[i].id.name.clone());
+                }
+            }
             Some(Outcome::Skipped) => report.skipped += 1,
             Some(Outcome::Waiting) => report.waiting.push(task()),
             Some(Outcome::Failed(e)) => {
@@ -375,6 +407,8 @@ fn report(manifests: &[&Manifest], outcomes: Vec<Option<Outcome>>) -> ApplyRepor
                     reason: e.reason.to_string(),
                     message,
                     error: e.error,
+                    effect: e.effect,
+                    name: e.name,
                 });
             }
         }
@@ -408,6 +442,15 @@ struct ApplyErrorText {
     error: String,
     /// Replaces `Could not update <task>[: <cause>]` (ClusterOperator health errors).
     message: Option<String>,
+    effect: Effect,
+    name: Option<String>,
+}
+
+impl Outcome {
+    /// A failure that ends its node (a `Report` error lets the node go on, spec §7.2).
+    fn blocks(&self) -> bool {
+        matches!(self, Outcome::Failed(e) if e.effect != Effect::Report)
+    }
 }
 
 struct Ctx {
@@ -424,7 +467,7 @@ async fn run_node(ctx: &Ctx, tasks: &[usize]) -> Vec<(usize, Outcome)> {
     let mut results = Vec::with_capacity(tasks.len());
     for &task in tasks {
         let outcome = run_task(ctx, &ctx.manifests[task]).await;
-        let failed = matches!(outcome, Outcome::Failed(_));
+        let failed = outcome.blocks();
         results.push((task, outcome));
         if failed {
             break;
@@ -460,6 +503,8 @@ async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
                 cause,
                 error: e.to_string(),
                 message: None,
+                effect: Effect::Fail,
+                name: None,
             })
         }
     }
@@ -527,18 +572,20 @@ async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), Apply
 async fn wait_cluster_operator(ctx: &Ctx, manifest: &Manifest) -> Result<(), Outcome> {
     use crate::cluster::{ClusterOperator, ClusterOperatorSpec};
     use crate::operator::health::check_cluster_operator;
-    let failed = |reason: &'static str, cause: &'static str, error: String, message| {
+    let name = manifest.id.name.as_str();
+    let failed = |reason: &'static str, cause: &'static str, error: String, message, effect| {
         Outcome::Failed(ApplyErrorText {
             reason,
             cause,
             error,
             message,
+            effect,
+            name: Some(name.to_string()),
         })
     };
     let expected: ClusterOperator = serde_json::from_value(manifest.object())
-        .map_err(|e| failed("UpdatePayloadFailed", "", e.to_string(), None))?;
+        .map_err(|e| failed("UpdatePayloadFailed", "", e.to_string(), None, Effect::Fail))?;
     let api: Api<ClusterOperator> = Api::all(ctx.client.clone());
-    let name = manifest.id.name.as_str();
     let mut live = api.get_opt(name).await;
     if matches!(live, Ok(None)) {
         let mut fresh = ClusterOperator::new(name, ClusterOperatorSpec {});
@@ -562,11 +609,12 @@ async fn wait_cluster_operator(ctx: &Ctx, manifest: &Manifest) -> Result<(), Out
     }
     let live = live.map_err(|e| {
         let (reason, cause) = reason_for(&e);
-        failed(reason, cause, e.to_string(), None)
+        failed(reason, cause, e.to_string(), None, Effect::Fail)
     })?;
     check_cluster_operator(&expected, live.as_ref(), ctx.options.initializing).map_err(|e| {
         tracing::info!(operator = name, reason = e.reason(), error = %e.nested(), "waiting");
-        failed(e.reason(), "", e.nested(), Some(e.to_string()))
+        let effect = e.effect(ctx.options.initializing);
+        failed(e.reason(), "", e.nested(), Some(e.to_string()), effect)
     })
 }
 
@@ -887,6 +935,8 @@ mod tests {
                 cause: "the object is invalid, possibly due to local cluster configuration",
                 error: "boom".into(),
                 message: None,
+                effect: Effect::Fail,
+                name: None,
             })),
             None,
         ];
@@ -904,6 +954,8 @@ mod tests {
                 cause: "",
                 error: "x".into(),
                 message: None,
+                effect: Effect::Fail,
+                name: None,
             }))],
         );
         assert_eq!(
@@ -911,6 +963,21 @@ mod tests {
             r#"Could not update configmap "ns/x" (1 of 1)"#
         );
         assert!(!r.is_success());
+        let reported = report(
+            &manifests[..1],
+            vec![Some(Outcome::Failed(ApplyErrorText {
+                reason: "ClusterOperatorDegraded",
+                cause: "",
+                error: "x".into(),
+                message: Some("Cluster operator x is degraded".into()),
+                effect: Effect::Report,
+                name: Some("x".into()),
+            }))],
+        );
+        assert!(
+            reported.is_success(),
+            "a Report error does not fail the pass"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `checkOperatorHealth` (spec §5.4): whether a ClusterOperator the payload ships reports what
 //! the payload expects. Pure.
 
+use super::apply::Effect;
 use crate::cluster::{ClusterOperator, ClusterOperatorStatusCondition};
 
 /// Why a ClusterOperator is not yet what the payload expects. `Display` is the upstream
@@ -28,6 +29,17 @@ impl OperatorHealthError {
             OperatorHealthError::NotAvailable { .. } => "ClusterOperatorNotAvailable",
             OperatorHealthError::Degraded { .. } => "ClusterOperatorDegraded",
             OperatorHealthError::Updating { .. } => "ClusterOperatorUpdating",
+        }
+    }
+
+    /// How the error weighs on the pass (spec §5.4): degraded is only reported while
+    /// installing and fails after an interval otherwise; updating versions is only waiting.
+    pub fn effect(&self, initializing: bool) -> Effect {
+        match self {
+            OperatorHealthError::Degraded { .. } if initializing => Effect::Report,
+            OperatorHealthError::Degraded { .. } => Effect::FailAfterInterval,
+            OperatorHealthError::Updating { .. } => Effect::None,
+            _ => Effect::Fail,
         }
     }
 

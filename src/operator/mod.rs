@@ -15,8 +15,8 @@ pub mod run;
 pub mod status;
 
 pub use apply::{
-    Action, ApplyError, ApplyOptions, ApplyReport, FIELD_MANAGER, TaskError, action, apply_payload,
-    apply_payload_with, reason_for, reason_for_status,
+    Action, ApplyError, ApplyOptions, ApplyReport, Effect, FIELD_MANAGER, TaskError, action,
+    apply_payload, apply_payload_with, reason_for, reason_for_status,
 };
 pub use health::{OperatorHealthError, check_cluster_operator};
 pub use lease::{LeaderElector, LeaseConfig};
