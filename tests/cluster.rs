@@ -4,6 +4,8 @@
 
 #[path = "support/cluster.rs"]
 mod cluster_support;
+#[path = "support/registry.rs"]
+mod registry_support;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -29,15 +31,22 @@ use cvo::include::ComponentOverride;
 #[path = "cluster/apply.rs"]
 mod apply_tests;
 use apply_tests::{
-    apply_bundled_payload, apply_command, apply_crd_then_custom_resource,
-    apply_create_only_and_delete, apply_reverts_drift,
+    apply_bundled_payload, apply_checks_deployment_health, apply_checks_job_health, apply_command,
+    apply_crd_then_custom_resource, apply_create_only_and_delete, apply_reverts_drift,
+    apply_sets_owner_references,
 };
 #[path = "cluster/start.rs"]
 mod start_tests;
+#[path = "cluster/upgrade.rs"]
+mod upgrade_tests;
 use start_tests::{
     start_as_restricted_user, start_command, start_enables_then_keeps_a_capability,
-    start_installs_with_baseline_none, start_leader_election_hands_over,
+    start_honours_overrides, start_installs_with_baseline_none, start_leader_election_hands_over,
     start_serves_metrics_and_readyz,
+};
+use upgrade_tests::{
+    upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
+    upgrade_survives_apiserver_restart,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -77,6 +86,15 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("apply_reverts_drift", |c| Box::pin(apply_reverts_drift(c))),
     ("apply_command", |c| Box::pin(apply_command(c))),
+    ("apply_checks_deployment_health", |c| {
+        Box::pin(apply_checks_deployment_health(c))
+    }),
+    ("apply_checks_job_health", |c| {
+        Box::pin(apply_checks_job_health(c))
+    }),
+    ("apply_sets_owner_references", |c| {
+        Box::pin(apply_sets_owner_references(c))
+    }),
     // After the apply tests: they expect no ClusterOperator to exist.
     ("start_installs_with_baseline_none", |c| {
         Box::pin(start_installs_with_baseline_none(c))
@@ -88,8 +106,20 @@ const TESTS: &[(&str, TestFn)] = &[
     ("start_serves_metrics_and_readyz", |c| {
         Box::pin(start_serves_metrics_and_readyz(c))
     }),
+    ("start_honours_overrides", |c| {
+        Box::pin(start_honours_overrides(c))
+    }),
     ("start_leader_election_hands_over", |c| {
         Box::pin(start_leader_election_hands_over(c))
+    }),
+    ("upgrade_moves_resources_into_capabilities", |c| {
+        Box::pin(upgrade_moves_resources_into_capabilities(c))
+    }),
+    ("upgrade_survives_apiserver_restart", |c| {
+        Box::pin(upgrade_survives_apiserver_restart(c))
+    }),
+    ("upgrade_from_release_images", |c| {
+        Box::pin(upgrade_from_release_images(c))
     }),
     ("start_as_restricted_user", |c| {
         Box::pin(start_as_restricted_user(c))

@@ -341,3 +341,55 @@ Unchanged: 1
 ";
     assert_eq!(String::from_utf8(out).unwrap(), expected);
 }
+
+/// The bundled upgrade pair (payloads/README.md): for a cluster on baseline None with Console,
+/// 4.17.0 → 4.18.0 enables MachineAPI implicitly, grows Console but not baremetal, deletes the
+/// legacy Service and leaves nothing behind. Both payloads validate clean.
+#[test]
+fn bundled_upgrade_pair() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads");
+    for version in ["4.17.0", "4.18.0"] {
+        assert_cmd::Command::cargo_bin("cvo")
+            .unwrap()
+            .args(["validate", "--deny-warnings", "--payload"])
+            .arg(root.join(version))
+            .assert()
+            .success();
+    }
+    let out = assert_cmd::Command::cargo_bin("cvo")
+        .unwrap()
+        .args(["plan", "-o", "json", "--from"])
+        .arg(root.join("4.17.0"))
+        .arg("--to")
+        .arg(root.join("4.18.0"))
+        .args(["--capabilities-baseline", "None"])
+        .args(["--additional-capabilities", "Console"])
+        .env_remove("CLUSTER_PROFILE")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        strings(&plan["implicitlyEnabledCapabilities"]),
+        BTreeSet::from(["MachineAPI".to_string()])
+    );
+    let set = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(
+        ids(&plan, "create"),
+        set(&[
+            "/Namespace//openshift-storage-migration",
+            "/ServiceAccount/openshift-storage-migration/storage-migrator",
+            "rbac.authorization.k8s.io/ClusterRoleBinding//system:openshift:storage-migrator",
+            "batch/Job/openshift-storage-migration/migrate-config-storage-4-18",
+            "/ServiceAccount/openshift-console-operator/console-operator",
+        ])
+    );
+    assert_eq!(
+        ids(&plan, "delete"),
+        set(&["/Service/openshift-etcd-operator/etcd-operator-legacy-metrics"])
+    );
+    assert_eq!(ids(&plan, "update").len(), 4, "{:#}", plan["update"]);
+    assert!(plan["leftBehind"].as_array().unwrap().is_empty());
+}

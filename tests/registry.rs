@@ -307,3 +307,68 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The registry's stored blobs (`data/docker/registry/v2/blobs/sha256/xx/<hex>/data`), the
+/// largest first: the payload layer.
+fn stored_blobs(reg: &Registry) -> Vec<PathBuf> {
+    let root = reg.dir.join("data/docker/registry/v2/blobs/sha256");
+    let mut blobs: Vec<PathBuf> = fs::read_dir(root)
+        .unwrap()
+        .flat_map(|prefix| fs::read_dir(prefix.unwrap().path()).unwrap())
+        .map(|blob| blob.unwrap().path().join("data"))
+        .filter(|data| data.is_file())
+        .collect();
+    blobs.sort_by_key(|data| std::cmp::Reverse(fs::metadata(data).unwrap().len()));
+    blobs
+}
+
+/// Every file under `dir` whose name says it is a download in progress.
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                found.extend(temp_files(&path));
+            } else if path.to_string_lossy().contains(".tmp-") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_layer_the_registry_serves_altered_is_refused_and_nothing_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(reg) = Registry::start(tmp.path(), None) else {
+        return;
+    };
+    let reference = format!("{}/openshift/release:4.18.0", reg.addr);
+    stdout(cvo(tmp.path()).args(["payload", "push", BUNDLED, &reference]));
+    let layer = stored_blobs(&reg).remove(0);
+    let original = fs::read(&layer).unwrap();
+
+    // Same length, one byte flipped: the stream is hashed as it is written.
+    let mut altered = original.clone();
+    let middle = altered.len() / 2;
+    altered[middle] ^= 0xff;
+    fs::write(&layer, &altered).unwrap();
+    let err = failure(cvo(tmp.path()).args(["payload", "info", &reference]));
+    assert!(
+        err.contains("digest mismatch: the content hashes to sha256:"),
+        "{err}"
+    );
+    assert_eq!(temp_files(&tmp.path().join("cache")), Vec::<PathBuf>::new());
+
+    // Shorter: refused on the announced length, before anything is written.
+    fs::write(&layer, &original[..original.len() - 100]).unwrap();
+    let err = failure(cvo(tmp.path()).args(["payload", "info", &reference]));
+    assert!(err.contains("size mismatch: the descriptor says"), "{err}");
+    assert_eq!(temp_files(&tmp.path().join("cache")), Vec::<PathBuf>::new());
+
+    // Restored: the same cache pulls and extracts it.
+    fs::write(&layer, &original).unwrap();
+    assert_eq!(info(tmp.path(), &reference, &[])["version"], "4.18.0");
+    assert_eq!(temp_files(&tmp.path().join("cache")), Vec::<PathBuf>::new());
+}

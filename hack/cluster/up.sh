@@ -13,6 +13,7 @@
 #                           kubernetes.default.svc...), admin.crt/key (client cert, O=system:masters),
 #                           sa.key/sa.pub (service-account token signing)
 #   tokens.csv, etcd-data/, etcd.log, kube-apiserver.log, *.pid
+#   kube-apiserver.cmd      its command line, for hack/cluster/apiserver.sh (stop / start it alone)
 #
 # Idempotent: if DIR already holds a running, ready cluster, it only prints the kubeconfig path.
 # A DIR holding a dead cluster is wiped and started anew. A non-empty DIR that is not a cluster
@@ -198,21 +199,24 @@ CVO_CLUSTER_ETCD=$etcd_url
 CVO_CLUSTER_KUBE_APISERVER=$KUBE_APISERVER_BIN
 CVO_CLUSTER_ETCD_BIN=$ETCD_BIN
 EOF
-  # shellcheck disable=SC2086
-  "$KUBE_APISERVER_BIN" \
-    --etcd-servers="$etcd_url" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
-    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-    --client-ca-file="$pki/ca.crt" \
-    --token-auth-file="$dir/tokens.csv" \
-    --authorization-mode=RBAC \
-    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --service-account-issuer="$server" \
-    --service-cluster-ip-range=10.0.0.0/24 \
-    --allow-privileged=true \
-    --disable-admission-plugins=ServiceAccount \
-    --endpoint-reconciler-type=none \
-    "${apiserver_flags[@]}" ${CVO_KUBE_APISERVER_EXTRA_ARGS:-} </dev/null >"$dir/kube-apiserver.log" 2>&1 &
+  # shellcheck disable=SC2206
+  apiserver_cmd=("$KUBE_APISERVER_BIN"
+    --etcd-servers="$etcd_url"
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port"
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key"
+    --client-ca-file="$pki/ca.crt"
+    --token-auth-file="$dir/tokens.csv"
+    --authorization-mode=RBAC
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key"
+    --service-account-issuer="$server"
+    --service-cluster-ip-range=10.0.0.0/24
+    --allow-privileged=true
+    --disable-admission-plugins=ServiceAccount
+    --endpoint-reconciler-type=none
+    "${apiserver_flags[@]}" ${CVO_KUBE_APISERVER_EXTRA_ARGS:-})
+  # apiserver.sh restarts it with the same command line (same port, certificates and etcd).
+  printf '%q ' "${apiserver_cmd[@]}" >"$dir/kube-apiserver.cmd"
+  "${apiserver_cmd[@]}" </dev/null >"$dir/kube-apiserver.log" 2>&1 &
   echo $! >"$dir/kube-apiserver.pid"
 
   timeout_s="${CVO_CLUSTER_START_TIMEOUT:-60}"

@@ -58,6 +58,10 @@ pub struct Cli {
     /// are.
     #[arg(long, global = true, value_name = "HOST")]
     pub insecure_registry: Vec<String>,
+    /// Draw no progress bar while pulling from a registry (none is drawn anyway when standard
+    /// error is not a terminal, $CI is set, or the output is machine-readable).
+    #[arg(long, global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -138,6 +142,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let mut registry = crate::oci::registry::RegistrySettings {
         credentials: None,
         insecure: cli.insecure_registry.clone(),
+        output: output_mode(&cli),
     };
     if let Some(user) = &cli.registry_username {
         let mut password = String::new();
@@ -168,6 +173,36 @@ pub fn run(cli: Cli) -> ExitCode {
             report(&e);
             ExitCode::from(1)
         }
+    }
+}
+
+/// What the command writes, for the registry progress bar: none with `--quiet`, none among
+/// machine-readable output (`-o json|junit|github|yaml|dot`, `--log-format json`).
+fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
+    use crate::oci::progress::OutputMode;
+    fn machine<T: ValueEnum>(format: &T) -> bool {
+        !matches!(
+            format.to_possible_value().as_ref().map(|v| v.get_name()),
+            Some("text" | "table")
+        )
+    }
+    let machine_output = match &cli.command {
+        Command::Explain(a) => machine(&a.output),
+        Command::Graph(a) => machine(&a.output),
+        Command::Capabilities(a) => machine(&a.output),
+        Command::Validate(a) => machine(&a.output),
+        Command::Plan(a) => machine(&a.output),
+        Command::Crds(a) => machine(&a.output),
+        Command::Apply(a) => machine(&a.output),
+        Command::Payload(a) => a.machine_output(),
+        Command::Render(_) | Command::Hash(_) | Command::Start(_) => false,
+    };
+    if cli.quiet {
+        OutputMode::Quiet
+    } else if machine_output || cli.log_format == LogFormat::Json {
+        OutputMode::Machine
+    } else {
+        OutputMode::Human
     }
 }
 

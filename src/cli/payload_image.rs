@@ -75,6 +75,19 @@ pub enum InfoFormat {
     Json,
 }
 
+impl PayloadGroup {
+    /// Whether the command writes machine-readable output (no progress bar then).
+    pub fn machine_output(&self) -> bool {
+        matches!(
+            &self.command,
+            PayloadCommand::Info(InfoArgs {
+                output: InfoFormat::Json,
+                ..
+            })
+        )
+    }
+}
+
 pub fn payload(group: PayloadGroup) -> CliResult {
     match group.command {
         PayloadCommand::Pull(args) => pull(args),

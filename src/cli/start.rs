@@ -14,7 +14,7 @@ use crate::operator::lease::default_identity;
 use crate::operator::metrics::{bind, serve};
 use crate::operator::run::profile_from_env;
 use crate::operator::{LeaseConfig, Metrics, RunOptions, run};
-use crate::payload::LoadOptions;
+use crate::payload::{LoadOptions, PayloadSource};
 
 #[derive(Debug, Args)]
 pub struct StartArgs {
@@ -23,7 +23,8 @@ pub struct StartArgs {
     /// Kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config).
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
-    /// The release image the payload came from (`status.desired.image`, `{{.ReleaseImage}}`).
+    /// The release image the payload came from (`status.desired.image`, `{{.ReleaseImage}}`);
+    /// default: `--payload` when it is an image, else the payload version's quay.io pullspec.
     #[arg(long, value_name = "IMG")]
     pub release_image: Option<String>,
     /// Seconds between passes, jittered ×[1,2).
@@ -32,6 +33,13 @@ pub struct StartArgs {
     /// Capabilities that are enabled whatever spec.capabilities says.
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub always_enable_capabilities: Vec<String>,
+    /// How long retrieving the release `spec.desiredUpdate.image` names may take; on expiry the
+    /// current payload stays in use and `ReleaseAccepted=False` (reason `RetrievePayload`).
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub payload_timeout: u64,
+    /// How long one pass may take before its remaining tasks are cancelled.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub pass_timeout: u64,
     /// Run one pass, then exit.
     #[arg(long)]
     pub once: bool,
@@ -48,8 +56,15 @@ pub struct StartArgs {
 }
 
 pub fn start(args: StartArgs) -> CliResult {
+    // A release image is its own release image (upstream passes the pullspec it runs from).
+    let from_image = match args.payload.source() {
+        PayloadSource::Registry(_) | PayloadSource::OciLayout { .. } => {
+            args.payload.payload.clone()
+        }
+        PayloadSource::Directory(_) | PayloadSource::Bundled => None,
+    };
     let options = LoadOptions {
-        release_image: args.release_image.clone(),
+        release_image: args.release_image.clone().or(from_image),
         cluster_profile: profile_from_env(),
         strict_templates: false,
     };
@@ -62,6 +77,8 @@ pub fn start(args: StartArgs) -> CliResult {
             .map(Capability::new)
             .collect(),
         once: args.once,
+        payload_timeout: Duration::from_secs(args.payload_timeout),
+        pass_timeout: Duration::from_secs(args.pass_timeout),
         lease: (!args.disable_leader_election).then(|| {
             LeaseConfig::new(
                 args.leader_identity

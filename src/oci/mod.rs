@@ -13,6 +13,7 @@
 pub mod cache;
 pub mod extract;
 pub mod layout;
+pub mod progress;
 pub mod registry;
 pub mod write;
 

@@ -7,6 +7,11 @@
 //! Layer blobs are dropped once extracted. A pull by digest whose image is already extracted
 //! does no network I/O; a pull by tag asks the registry for the tag's manifest first.
 //!
+//! Blobs are streamed into a temp file beside their final path while they are hashed (never
+//! held in memory whole) and renamed into place only when their size and sha256 match the
+//! descriptor; the layers' bytes drive one progress bar ([`super::progress`]) when a person is
+//! watching.
+//!
 //! Pushing writes the same one-layer image as [`super::push`] into a temporary layout and
 //! uploads its blobs and manifests.
 //!
@@ -15,14 +20,17 @@
 //! HTTP only for loopback registries and `--insecure-registry HOST`.
 
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use base64::Engine as _;
+use futures_util::StreamExt as _;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
+use super::progress::{Download, OutputMode, show_progress_here};
 use super::{
     Descriptor, Digest, ImageManifest, Index, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST,
     MEDIA_OCI_INDEX, MEDIA_OCI_MANIFEST, OciError, Options, Platform, REF_NAME,
@@ -44,6 +52,10 @@ pub struct RegistrySettings {
     pub credentials: Option<(String, String)>,
     /// `--insecure-registry HOST[:PORT]`: plain HTTP.
     pub insecure: Vec<String>,
+    /// What the command writes: a download progress bar is drawn only for
+    /// [`OutputMode::Human`] (and only on a terminal outside CI, see
+    /// [`super::progress::show_progress`]). The default draws none.
+    pub output: OutputMode,
 }
 
 static SETTINGS: OnceLock<RegistrySettings> = OnceLock::new();
@@ -233,6 +245,29 @@ fn check(desc: &Descriptor, bytes: &[u8]) -> Result<(), OciError> {
     Ok(())
 }
 
+/// Compares a finished hash with the descriptor's digest.
+fn check_hash(desc: &Descriptor, hasher: sha2::Sha256) -> Result<(), OciError> {
+    let actual = Digest::from_hasher(hasher);
+    if actual != Digest::parse(&desc.digest)? {
+        return Err(OciError::Blob {
+            digest: desc.digest.clone(),
+            reason: format!("digest mismatch: the content hashes to {actual}"),
+        });
+    }
+    Ok(())
+}
+
+/// A unique temp name beside `path` (same directory: the rename stays on one file system).
+fn temp_path(path: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    path.with_extension(format!(
+        "tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ))
+}
+
 fn media_type_of(bytes: &[u8]) -> Result<String, OciError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| OciError::Invalid(format!("invalid manifest: {e}")))?;
@@ -249,6 +284,8 @@ struct Puller<'a> {
     reference: Reference,
     layout: PathBuf,
     options: &'a Options,
+    /// Whether to draw a progress bar for the layers.
+    progress: bool,
 }
 
 impl Puller<'_> {
@@ -277,7 +314,11 @@ impl Puller<'_> {
         Ok(bytes.to_vec())
     }
 
-    async fn blob(&self, desc: &Descriptor) -> Result<(), OciError> {
+    /// Fetches a blob unless the layout already holds it. The bytes go to a temp file beside
+    /// the blob's path as they arrive, hashed on the way, and are renamed into place only when
+    /// size and sha256 match `desc`: memory stays flat whatever the layer size, and a failed
+    /// or interrupted download leaves nothing a later load could mistake for the blob.
+    async fn blob(&self, desc: &Descriptor, progress: &Download) -> Result<(), OciError> {
         let path = self.blob_path(&desc.digest)?;
         if fs::metadata(&path).is_ok_and(|m| m.len() == desc.size) {
             return Ok(());
@@ -291,13 +332,88 @@ impl Puller<'_> {
                 ),
             });
         }
-        let mut bytes = Vec::with_capacity(desc.size as usize);
-        self.client
-            .pull_blob(&self.reference, desc.digest.as_str(), &mut bytes)
+        let temp = temp_path(&path);
+        let result = self.download(desc, &temp, progress).await;
+        let result = result.and_then(|()| {
+            fs::rename(&temp, &path).map_err(OciError::io(format!("write {}", path.display())))
+        });
+        if result.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        result
+    }
+
+    async fn download(
+        &self,
+        desc: &Descriptor,
+        temp: &Path,
+        progress: &Download,
+    ) -> Result<(), OciError> {
+        use sha2::Digest as _;
+        let blob_err = |reason: String| OciError::Blob {
+            digest: desc.digest.clone(),
+            reason,
+        };
+        let mut stream = self
+            .client
+            .pull_blob_stream(&self.reference, desc.digest.as_str())
             .await
             .map_err(net_err(&self.reference, "pull blob", &self.auth))?;
-        check(desc, &bytes)?;
-        write_atomic(&path, &bytes)
+        // A registry announcing another length is refused before anything is written.
+        if let Some(length) = stream.content_length
+            && length != desc.size
+        {
+            return Err(blob_err(format!(
+                "size mismatch: the descriptor says {} bytes, the registry announces {length}",
+                desc.size
+            )));
+        }
+        let file =
+            fs::File::create(temp).map_err(OciError::io(format!("create {}", temp.display())))?;
+        let mut out = std::io::BufWriter::with_capacity(256 << 10, file);
+        let mut hasher = sha2::Sha256::new();
+        let mut received: u64 = 0;
+        while let Some(chunk) = stream.next().await {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                // oci-client checks the digest itself at the end of the stream; when every
+                // byte arrived, our own hash names what the content hashes to instead.
+                Err(e) => {
+                    if received == desc.size {
+                        check_hash(desc, hasher.clone())?;
+                    }
+                    return Err(OciError::Invalid(format!(
+                        "pull blob {}: {e} (after {received} of {} bytes)",
+                        desc.digest, desc.size
+                    )));
+                }
+            };
+            received += chunk.len() as u64;
+            if received > desc.size {
+                return Err(blob_err(format!(
+                    "size mismatch: the descriptor says {} bytes, the registry sent more",
+                    desc.size
+                )));
+            }
+            hasher.update(&chunk);
+            out.write_all(&chunk)
+                .map_err(OciError::io(format!("write {}", temp.display())))?;
+            progress.advance(chunk.len() as u64);
+        }
+        if received != desc.size {
+            return Err(blob_err(format!(
+                "size mismatch: the descriptor says {} bytes, the registry sent {received}",
+                desc.size
+            )));
+        }
+        check_hash(desc, hasher)?;
+        let file = out.into_inner().map_err(|e| OciError::Io {
+            context: format!("write {}", temp.display()),
+            source: e.into_error(),
+        })?;
+        // Durable before the rename makes it the blob.
+        file.sync_all()
+            .map_err(OciError::io(format!("write {}", temp.display())))
     }
 
     /// Fetches what loading the chosen image needs (index, manifest, config; layers unless
@@ -310,15 +426,26 @@ impl Puller<'_> {
             if !desc.is_index() {
                 let manifest: ImageManifest = serde_json::from_slice(&bytes)
                     .map_err(|e| OciError::Invalid(format!("manifest {}: {e}", desc.digest)))?;
-                self.blob(&manifest.config).await?;
+                self.blob(&manifest.config, &Download::none()).await?;
                 let extracted = self
                     .options
                     .cache_dir
                     .join(Digest::parse(&desc.digest)?.dir_name())
                     .is_dir();
                 if !extracted {
+                    // One bar over the bytes still to fetch (layers already in the layout,
+                    // from an interrupted pull, are not fetched again).
+                    let mut missing = Vec::new();
                     for layer in &manifest.layers {
-                        self.blob(layer).await?;
+                        let path = self.blob_path(&layer.digest)?;
+                        if !fs::metadata(&path).is_ok_and(|m| m.len() == layer.size) {
+                            missing.push(layer);
+                        }
+                    }
+                    let total = missing.iter().map(|l| l.size).sum();
+                    let progress = Download::new(self.progress, total, missing.len());
+                    for layer in missing {
+                        self.blob(layer, &progress).await?;
                     }
                 }
                 return Ok(());
@@ -418,6 +545,7 @@ pub fn load(reference_text: &str, options: &Options) -> Result<super::Loaded, Oc
             reference: reference.clone(),
             layout: dir.clone(),
             options,
+            progress: show_progress_here(settings.output),
         };
         puller.fetch(&top).await?;
         let loaded = super::load(&dir, None, options)?;

@@ -1,26 +1,35 @@
 //! One apply pass (spec §7.2): every task of the run-level graph, in graph order, applied with
 //! server-side apply as the CVO's field manager.
 //!
-//! Decisions are pure ([`action`], [`reason_for_status`]); [`apply_payload`] is the I/O shell:
-//! it drives [`Scheduler`] with tokio tasks, resolves each manifest's kind through discovery
-//! (refreshed after a CRD is applied, and on a miss), and collects an [`ApplyReport`].
+//! Decisions are pure ([`action`], [`reason_for_status`], [`owner_references`], the workload
+//! health checks of [`crate::operator::health`]); [`apply_payload`] is the I/O shell: it drives
+//! [`Scheduler`] with tokio tasks, resolves each manifest's kind through discovery (refreshed
+//! after a CRD is applied, and on a miss), and collects an [`ApplyReport`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::{GroupVersionKind as KubeGvk, Status};
 use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
 use kube::runtime::wait::{await_condition, conditions};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tokio::sync::RwLock;
 use tokio::task::JoinSet;
 
+use crate::cluster::ClusterVersion;
 use crate::graph::{Mode, Scheduler, TaskGraph};
 use crate::include::{InclusionConfig, include};
 use crate::manifest::{CREATE_ONLY_ANNOTATION, DELETE_ANNOTATION, Manifest, go_quote};
+use crate::operator::health::{
+    WorkloadHealthError, check_daemonset, check_deployment, check_job, deployment_state_unknown,
+};
 
 /// The field manager of every write, as the CVO's user agent names it.
 pub const FIELD_MANAGER: &str = "cluster-version-operator";
@@ -74,6 +83,12 @@ pub enum ApplyError {
     NotEstablished { name: String, seconds: u64 },
     #[error("the manifest is not a JSON object")]
     NotAnObject,
+    /// The object the server returned does not read as its kind.
+    #[error("cannot read the applied object: {0}")]
+    Unreadable(#[from] serde_json::Error),
+    /// An applied Deployment, DaemonSet or Job is not healthy (spec §7.3).
+    #[error(transparent)]
+    Workload(#[from] WorkloadHealthError),
     #[error(transparent)]
     Kube(#[from] kube::Error),
 }
@@ -92,9 +107,40 @@ impl ApplyError {
     }
 
     /// Whether another attempt may help: not for errors that only depend on the manifest, nor
-    /// after a CRD wait that already took its full time.
+    /// after a CRD wait that already took its full time, nor for the workload errors upstream
+    /// returns as an `UpdateError` (it fails fast on those, and retries its plain errors).
     fn retryable(&self) -> bool {
-        matches!(self, ApplyError::Kube(_) | ApplyError::NoMatch { .. })
+        match self {
+            ApplyError::Kube(_) | ApplyError::NoMatch { .. } => true,
+            ApplyError::Workload(e) => e.update_reason().is_none(),
+            _ => false,
+        }
+    }
+
+    /// The failed task this error makes: upstream's `UpdateError`, either the one a workload
+    /// check returned as is, or `Could not update <task>[: <cause>]` around any other error.
+    fn failure(&self) -> ApplyErrorText {
+        if let ApplyError::Workload(e) = self
+            && let Some(reason) = e.update_reason()
+        {
+            return ApplyErrorText {
+                reason,
+                cause: "",
+                error: e.nested(),
+                message: Some(e.to_string()),
+                effect: Effect::Fail,
+                name: e.name().map(str::to_string),
+            };
+        }
+        let (reason, cause) = self.reason();
+        ApplyErrorText {
+            reason,
+            cause,
+            error: self.to_string(),
+            message: None,
+            effect: Effect::Fail,
+            name: None,
+        }
     }
 }
 
@@ -249,7 +295,7 @@ impl ApplyReport {
     }
 }
 
-/// Retry and wait bounds of one pass.
+/// How one pass applies: retry and wait bounds, the sync state, the owner of what it applies.
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
     /// Attempts per task for errors that may be transient (at least 1).
@@ -262,8 +308,12 @@ pub struct ApplyOptions {
     /// check its health ([`crate::operator::health`]); a healthy operator is a done task, an
     /// unhealthy one a failed task. Off: they are only reported as waited on.
     pub check_cluster_operators: bool,
-    /// The Initializing state: operators are not waited on for their versions.
+    /// The Initializing state: operators are not waited on for their versions, and workloads
+    /// are not checked.
     pub initializing: bool,
+    /// The ClusterVersion every applied object is owned by (spec §7.3); none: owner
+    /// references are left as the manifests have them.
+    pub owner: Option<ClusterVersionOwner>,
 }
 
 impl Default for ApplyOptions {
@@ -276,8 +326,103 @@ impl Default for ApplyOptions {
             crd_timeout: Duration::from_secs(30),
             check_cluster_operators: false,
             initializing: false,
+            owner: None,
         }
     }
+}
+
+/// The ClusterVersion the CVO runs for, as the owner of what it applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterVersionOwner {
+    pub name: String,
+    pub uid: String,
+}
+
+impl ClusterVersionOwner {
+    /// The owner a live ClusterVersion makes; `None` before the server gave it a uid.
+    pub fn of(cv: &ClusterVersion) -> Option<Self> {
+        Some(ClusterVersionOwner {
+            name: cv.metadata.name.clone()?,
+            uid: cv.metadata.uid.clone()?,
+        })
+    }
+}
+
+/// Upstream `ownerReferenceModifier`: the owner references an applied object gets, from those
+/// its manifest has. Owner references other than to a ClusterVersion are the manifest author's
+/// choice and win, alone; otherwise the only owner is the CVO's ClusterVersion, its controller
+/// unless the manifest is create-only (upstream compares the annotation to exactly `true`
+/// here, unlike the case-insensitive create-only check). Pure.
+pub fn owner_references(
+    manifest_refs: &[OwnerReference],
+    create_only: Option<&str>,
+    owner: &ClusterVersionOwner,
+) -> Vec<OwnerReference> {
+    let foreign: Vec<OwnerReference> = (manifest_refs.iter())
+        .filter(|r| r.kind != "ClusterVersion")
+        .cloned()
+        .collect();
+    if !foreign.is_empty() {
+        return foreign;
+    }
+    vec![OwnerReference {
+        api_version: "config.openshift.io/v1".into(),
+        kind: "ClusterVersion".into(),
+        name: owner.name.clone(),
+        uid: owner.uid.clone(),
+        controller: (create_only != Some("true")).then_some(true),
+        block_owner_deletion: None,
+    }]
+}
+
+/// Sets `metadata.ownerReferences` of `object` per [`owner_references`]. An object whose owner
+/// references do not read is left alone: the server rejects it with the precise complaint.
+fn set_owner(object: &mut serde_json::Value, manifest: &Manifest, owner: &ClusterVersionOwner) {
+    let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) else {
+        return;
+    };
+    let existing = match metadata.get("ownerReferences") {
+        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+        Some(refs) => serde_json::from_value::<Vec<OwnerReference>>(refs.clone()),
+    };
+    let Ok(existing) = existing else {
+        return;
+    };
+    let refs = owner_references(
+        &existing,
+        manifest.annotation(CREATE_ONLY_ANNOTATION),
+        owner,
+    );
+    if let Ok(refs) = serde_json::to_value(refs) {
+        metadata.insert("ownerReferences".into(), refs);
+    }
+}
+
+/// The workload checks of spec §7.3 over the object an apply returned: Deployments, DaemonSets
+/// and Jobs of their exact upstream GVKs; anything else is healthy.
+fn check_workload(manifest: &Manifest, applied: &DynamicObject) -> Result<(), ApplyError> {
+    let gvk = &manifest.gvk;
+    match (gvk.group.as_str(), gvk.version.as_str(), gvk.kind.as_str()) {
+        ("apps", "v1", "Deployment") => {
+            let deployment: Deployment = typed(applied)?;
+            if deployment_state_unknown(&deployment) {
+                let meta = &deployment.metadata;
+                tracing::warn!(
+                    "deployment {}/{} is not setting any expected conditions, and is therefore in an unknown state",
+                    meta.namespace.as_deref().unwrap_or_default(),
+                    meta.name.as_deref().unwrap_or_default()
+                );
+            }
+            Ok(check_deployment(&deployment)?)
+        }
+        ("apps", "v1", "DaemonSet") => Ok(check_daemonset(&typed::<DaemonSet>(applied)?)?),
+        ("batch", "v1", "Job") => Ok(check_job(&typed::<Job>(applied)?)?),
+        _ => Ok(()),
+    }
+}
+
+fn typed<K: DeserializeOwned>(object: &DynamicObject) -> Result<K, serde_json::Error> {
+    serde_json::from_value(serde_json::to_value(object)?)
 }
 
 /// [`apply_payload_with`] with the default [`ApplyOptions`].
@@ -496,16 +641,9 @@ async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
     match result {
         Ok(()) => Outcome::Done,
         Err(e) => {
-            let (reason, cause) = e.reason();
-            tracing::warn!(manifest = %manifest.describe(), error = %e, reason, "apply failed");
-            Outcome::Failed(ApplyErrorText {
-                reason,
-                cause,
-                error: e.to_string(),
-                message: None,
-                effect: Effect::Fail,
-                name: None,
-            })
+            let failure = e.failure();
+            tracing::warn!(manifest = %manifest.describe(), error = %e, reason = failure.reason, "apply failed");
+            Outcome::Failed(failure)
         }
     }
 }
@@ -545,10 +683,11 @@ async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), Apply
     };
     let name = manifest.id.name.as_str();
     match action {
-        Action::Apply => apply(ctx, &api, manifest).await,
+        Action::Apply => apply_and_check(ctx, &api, manifest).await,
+        // An existing create-only object is not looked at any further, health included.
         Action::CreateOnly => match api.get_opt(name).await? {
             Some(_) => Ok(()),
-            None => apply(ctx, &api, manifest).await,
+            None => apply_and_check(ctx, &api, manifest).await,
         },
         // Upstream only requests the deletion when updating; otherwise it observes. A missing
         // object counts as deleted.
@@ -618,15 +757,38 @@ async fn wait_cluster_operator(ctx: &Ctx, manifest: &Manifest) -> Result<(), Out
     })
 }
 
-/// Server-side apply, forced; a CRD is then waited on until Established and discovery is
-/// refreshed so its custom resources resolve.
-async fn apply(ctx: &Ctx, api: &Api<DynamicObject>, manifest: &Manifest) -> Result<(), ApplyError> {
-    let object = manifest.object();
+/// [`apply`], then the workload health check on the object the server returned (no extra
+/// read), except while initializing.
+async fn apply_and_check(
+    ctx: &Ctx,
+    api: &Api<DynamicObject>,
+    manifest: &Manifest,
+) -> Result<(), ApplyError> {
+    let applied = apply(ctx, api, manifest).await?;
+    if ctx.options.initializing {
+        return Ok(());
+    }
+    check_workload(manifest, &applied)
+}
+
+/// Server-side apply, forced, with the CVO's owner reference when there is an owner; a CRD is
+/// then waited on until Established and discovery is refreshed so its custom resources resolve.
+/// Returns the object the server returned.
+async fn apply(
+    ctx: &Ctx,
+    api: &Api<DynamicObject>,
+    manifest: &Manifest,
+) -> Result<DynamicObject, ApplyError> {
+    let mut object = manifest.object();
     if !object.is_object() {
         return Err(ApplyError::NotAnObject);
     }
+    if let Some(owner) = &ctx.options.owner {
+        set_owner(&mut object, manifest, owner);
+    }
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    api.patch(&manifest.id.name, &params, &Patch::Apply(&object))
+    let applied = api
+        .patch(&manifest.id.name, &params, &Patch::Apply(&object))
         .await?;
     if manifest
         .gvk
@@ -649,7 +811,7 @@ async fn apply(ctx: &Ctx, api: &Api<DynamicObject>, manifest: &Manifest) -> Resu
         }
         ctx.resolver.refresh_now().await?;
     }
-    Ok(())
+    Ok(applied)
 }
 
 /// Discovery shared by the tasks of a pass: run once on first use, again after a CRD is
@@ -996,5 +1158,169 @@ mod tests {
         assert_eq!(t.major_version, None);
         assert_eq!(t.exclude_identifier, None);
         assert_eq!(t.overrides, Some(vec![]));
+    }
+
+    fn owner() -> ClusterVersionOwner {
+        ClusterVersionOwner {
+            name: "version".into(),
+            uid: "cv-uid".into(),
+        }
+    }
+
+    fn reference(kind: &str, uid: &str, controller: Option<bool>) -> OwnerReference {
+        OwnerReference {
+            api_version: "v1".into(),
+            kind: kind.into(),
+            name: "n".into(),
+            uid: uid.into(),
+            controller,
+            block_owner_deletion: None,
+        }
+    }
+
+    #[test]
+    fn owner_references_follow_the_upstream_modifier() {
+        let ours = |controller| OwnerReference {
+            api_version: "config.openshift.io/v1".into(),
+            kind: "ClusterVersion".into(),
+            name: "version".into(),
+            uid: "cv-uid".into(),
+            controller,
+            block_owner_deletion: None,
+        };
+        assert_eq!(owner_references(&[], None, &owner()), [ours(Some(true))]);
+        assert_eq!(owner_references(&[], Some("true"), &owner()), [ours(None)]);
+        // Only exactly "true" drops the controller flag.
+        for value in ["True", "TRUE", "false", ""] {
+            assert_eq!(
+                owner_references(&[], Some(value), &owner()),
+                [ours(Some(true))],
+                "{value:?}"
+            );
+        }
+        // A stale ClusterVersion reference is replaced.
+        let stale = reference("ClusterVersion", "old", Some(true));
+        assert_eq!(
+            owner_references(std::slice::from_ref(&stale), None, &owner()),
+            [ours(Some(true))]
+        );
+        // Foreign references win, alone: ClusterVersion ones are dropped.
+        let foreign = reference("ConfigMap", "cm", None);
+        let other = reference("Deployment", "d", Some(true));
+        assert_eq!(
+            owner_references(&[stale, foreign.clone(), other.clone()], None, &owner()),
+            [foreign, other]
+        );
+    }
+
+    #[test]
+    fn set_owner_edits_only_readable_metadata() {
+        let m = cm("");
+        let mut object = m.object();
+        set_owner(&mut object, &m, &owner());
+        assert_eq!(
+            object["metadata"]["ownerReferences"],
+            serde_json::json!([{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+                                "name": "version", "uid": "cv-uid", "controller": true}])
+        );
+        let create_only = cm(r#"release.openshift.io/create-only: "true""#);
+        let mut object = create_only.object();
+        set_owner(&mut object, &create_only, &owner());
+        assert_eq!(
+            object["metadata"]["ownerReferences"][0].get("controller"),
+            None
+        );
+        let mut foreign = m.object();
+        let refs =
+            serde_json::json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "u"}]);
+        foreign["metadata"]["ownerReferences"] = refs.clone();
+        set_owner(&mut foreign, &m, &owner());
+        assert_eq!(foreign["metadata"]["ownerReferences"], refs);
+        for bad in [serde_json::json!("x"), serde_json::json!([{"kind": 3}])] {
+            let mut object = m.object();
+            object["metadata"]["ownerReferences"] = bad.clone();
+            set_owner(&mut object, &m, &owner());
+            assert_eq!(object["metadata"]["ownerReferences"], bad);
+        }
+        let mut no_metadata = serde_json::json!({"kind": "ConfigMap"});
+        set_owner(&mut no_metadata, &m, &owner());
+        assert_eq!(no_metadata, serde_json::json!({"kind": "ConfigMap"}));
+    }
+
+    fn applied(api_version: &str, kind: &str, status: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": api_version, "kind": kind,
+            "metadata": {"name": "x", "namespace": "ns"},
+            "status": status,
+        }))
+        .expect("an object")
+    }
+
+    #[test]
+    fn workload_failures_become_upstream_update_errors() {
+        let deployment = manifest("", "Deployment", "apps/v1");
+        let failing = applied(
+            "apps/v1",
+            "Deployment",
+            serde_json::json!({"unavailableReplicas": 1, "conditions": [
+                {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": "quota"}]}),
+        );
+        let e = check_workload(&deployment, &failing).unwrap_err();
+        assert!(!e.retryable(), "an UpdateError fails fast");
+        let f = e.failure();
+        assert_eq!(f.reason, "WorkloadNotProgressing");
+        assert_eq!(
+            f.message.as_deref(),
+            Some("deployment ns/x has a replica failure FailedCreate: quota")
+        );
+        assert_eq!(
+            f.error,
+            "deployment ns/x has some pods failing; unavailable replicas=1"
+        );
+        assert_eq!((f.effect, f.name.as_deref()), (Effect::Fail, Some("ns/x")));
+        let r = report(&[&deployment], vec![Some(Outcome::Failed(f))]);
+        assert_eq!(
+            r.errors[0].message,
+            "deployment ns/x has a replica failure FailedCreate: quota"
+        );
+
+        // Another group or version is not a Deployment upstream checks.
+        let beta = manifest("", "Deployment", "apps/v1beta1");
+        assert!(check_workload(&beta, &failing).is_ok());
+        assert!(check_workload(&cm(""), &failing).is_ok());
+
+        // Plain errors are retried, then wrapped as `Could not update`.
+        let job = manifest("", "Job", "batch/v1");
+        let failed = applied("batch/v1", "Job", serde_json::json!({"failed": 1}));
+        let e = check_workload(&job, &failed).unwrap_err();
+        assert!(e.retryable());
+        let f = e.failure();
+        assert_eq!(
+            (f.reason, f.cause, f.message.as_deref()),
+            ("UpdatePayloadFailed", "", None)
+        );
+        assert_eq!(
+            f.error,
+            r#"deadline exceeded, reason: "DeadlineExceeded", message: "Job was active longer than specified deadline""#
+        );
+        assert_eq!(f.name, None);
+        let r = report(&[&job], vec![Some(Outcome::Failed(f))]);
+        assert_eq!(
+            r.errors[0].message,
+            r#"Could not update job "ns/x" (1 of 1)"#
+        );
+
+        let ds = manifest("", "DaemonSet", "apps/v1");
+        let healthy = applied("apps/v1", "DaemonSet", serde_json::json!({}));
+        assert!(check_workload(&ds, &healthy).is_ok());
+        // An object that does not read as its kind is an error, not a panic.
+        let wrong = applied(
+            "apps/v1",
+            "Deployment",
+            serde_json::json!({"replicas": "many"}),
+        );
+        let e = check_workload(&deployment, &wrong).unwrap_err();
+        assert!(matches!(e, ApplyError::Unreadable(_)), "{e:?}");
+        assert_eq!(e.failure().reason, "UpdatePayloadFailed");
     }
 }

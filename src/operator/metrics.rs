@@ -49,6 +49,7 @@ pub struct Metrics {
     capability: Family<CapabilityLabels, Gauge>,
     apply_tasks: Family<ResultLabels, Counter>,
     apply_duration: Histogram,
+    passes: Family<ResultLabels, Counter>,
     ready: AtomicBool,
     /// Serializes capability updates (clear + set) against encoding.
     lock: Mutex<()>,
@@ -81,11 +82,18 @@ impl Metrics {
             "Duration of apply passes",
             apply_duration.clone(),
         );
+        let passes = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "cvo_sync_passes",
+            "Sync passes by result: completed (everything applied), incomplete (some task failed or waits), error (no status could be written: the cluster was unreachable, a timeout)",
+            passes.clone(),
+        );
         Metrics {
             registry,
             capability,
             apply_tasks,
             apply_duration,
+            passes,
             ready: AtomicBool::new(false),
             lock: Mutex::new(()),
         }
@@ -117,6 +125,23 @@ impl Metrics {
             (self.apply_tasks.get_or_create(&ResultLabels { result })).inc_by(n as u64);
         }
         self.apply_duration.observe(duration.as_secs_f64());
+        let result = if report.is_success() {
+            "completed"
+        } else {
+            "incomplete"
+        };
+        self.passes.get_or_create(&ResultLabels { result }).inc();
+    }
+
+    /// A pass that ended in an error before its status was written.
+    pub fn observe_pass_error(&self) {
+        let result = "error";
+        self.passes.get_or_create(&ResultLabels { result }).inc();
+    }
+
+    /// How many passes ended with `result` (`completed`, `incomplete`, `error`).
+    pub fn passes(&self, result: &'static str) -> u64 {
+        self.passes.get_or_create(&ResultLabels { result }).get()
     }
 
     /// After the first completed pass.

@@ -1,5 +1,7 @@
-//! The operator: what the CVO does to a cluster. One apply pass over a payload ([`apply`]),
-//! the ClusterOperator health check ([`health`]), the ClusterVersion status ([`status`]) and
+//! The operator: what the CVO does to a cluster. Which payload to apply ([`desired`]), one
+//! apply pass over it ([`apply`]),
+//! the ClusterOperator health check ([`health`]), the summarized errors ([`summary`]), the
+//! ClusterVersion status ([`status`]) and
 //! the sync loop of `cvo start` ([`run`](mod@run)), its leader election ([`lease`]) and its
 //! metrics and probes ([`metrics`]).
 //!
@@ -8,11 +10,13 @@
 //! around them.
 
 pub mod apply;
+pub mod desired;
 pub mod health;
 pub mod lease;
 pub mod metrics;
 pub mod run;
 pub mod status;
+pub mod summary;
 
 pub use apply::{
     Action, ApplyError, ApplyOptions, ApplyReport, Effect, FIELD_MANAGER, TaskError, action,
@@ -22,4 +26,8 @@ pub use health::{OperatorHealthError, check_cluster_operator};
 pub use lease::{LeaderElector, LeaseConfig};
 pub use metrics::Metrics;
 pub use run::{RunOptions, run, sync_once};
-pub use status::{Failure, Progress, StatusInput, next_status};
+pub use status::{
+    Failure, PayloadLoad, PayloadLoadStep, Progress, RequestedUpdate, StatusInput, UpgradeRisk,
+    next_status,
+};
+pub use summary::OperatorUpdateStartTimes;

@@ -14,6 +14,7 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use tokio::sync::watch;
 
+use crate::capability::implicit::{Side, implicitly_enabled};
 use crate::capability::{
     Capability, ClusterCapabilities, Registry, set_capabilities, set_from_implicitly_enabled,
 };
@@ -23,10 +24,16 @@ use crate::hash::version_hash;
 use crate::include::{CapabilityFilter, InclusionConfig};
 use crate::payload::Payload;
 
-use super::apply::{ApplyOptions, ApplyReport, FIELD_MANAGER, apply_payload_with};
+use super::apply::{
+    ApplyOptions, ApplyReport, ClusterVersionOwner, FIELD_MANAGER, apply_payload_with,
+};
+use super::desired::{
+    LoadFailure, SwitchDecision, load_release, requested_release, switch_decision,
+};
 use super::lease::{LeaderElector, LeaseConfig};
 use super::metrics::Metrics;
-use super::status::{Failure, Progress, StatusInput, next_status};
+use super::status::{PayloadLoad, PayloadLoadStep, RequestedUpdate, StatusInput, next_status};
+use super::summary::{OperatorUpdateStartTimes, progress};
 
 /// The singleton's name.
 pub const CLUSTER_VERSION_NAME: &str = "version";
@@ -55,6 +62,10 @@ pub struct RunOptions {
     pub lease: Option<LeaseConfig>,
     /// Where passes are recorded (capabilities, apply counts and durations, readiness).
     pub metrics: Option<Arc<Metrics>>,
+    /// How long retrieving a requested release (pull and extract, or read) may take.
+    pub payload_timeout: Duration,
+    /// How long one pass may take before it is abandoned (its apply tasks are cancelled).
+    pub pass_timeout: Duration,
 }
 
 impl RunOptions {
@@ -73,6 +84,8 @@ impl RunOptions {
             poll_interval: Duration::from_secs(1),
             lease: None,
             metrics: None,
+            payload_timeout: Duration::from_secs(120),
+            pass_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -93,6 +106,13 @@ pub struct SyncState {
     pub capabilities: Option<ClusterCapabilities>,
     /// Capabilities an upgrade implicitly enabled (spec §4.2); kept in memory as upstream does.
     pub upgrade_implicit: BTreeSet<Capability>,
+    /// The payload passes apply: the one the operator started with until a requested release
+    /// was loaded.
+    pub current: Option<Arc<Payload>>,
+    /// The requested release that could not be used, and why (`ReleaseAccepted=False`).
+    pub release_failure: Option<(RequestedUpdate, LoadFailure)>,
+    /// When each ClusterOperator the payload waits on started updating (slow operators).
+    pub start_times: OperatorUpdateStartTimes,
 }
 
 /// The outcome of one pass.
@@ -140,6 +160,7 @@ async fn run_passes(
 ) -> anyhow::Result<()> {
     let mut state = SyncState::default();
     let api: Api<ClusterVersion> = Api::all(client.clone());
+    let mut changes = spec_changes(&api);
     loop {
         match api.get_opt(CLUSTER_VERSION_NAME).await {
             Ok(Some(_)) => break,
@@ -154,44 +175,133 @@ async fn run_passes(
             return Ok(());
         }
     }
+    let mut consecutive_errors = 0;
     loop {
         if wait_for_leadership(&mut leader, &mut shutdown).await {
             tracing::info!("shutting down");
             return Ok(());
         }
         let started = std::time::Instant::now();
-        match sync_once(client, options, &mut state).await {
+        let pass =
+            tokio::time::timeout(options.pass_timeout, sync_once(client, options, &mut state))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(anyhow::anyhow!(
+                        "the pass did not finish within {}s; its remaining tasks were cancelled",
+                        options.pass_timeout.as_secs()
+                    ))
+                });
+        let mut synced_generation = None;
+        match pass {
             Ok(pass) => {
-                let elapsed = started.elapsed();
-                if let Some(metrics) = &options.metrics {
-                    metrics.observe_pass(&pass.report, elapsed);
-                    metrics.set_ready();
-                }
-                tracing::info!(
-                    done = pass.report.done,
-                    total = pass.report.total,
-                    skipped = pass.report.skipped,
-                    waiting = pass.report.waiting.len(),
-                    errors = pass.report.errors.len(),
-                    incomplete = pass.report.incomplete,
-                    status_written = pass.status_written,
-                    seconds = elapsed.as_secs_f64(),
-                    "pass finished"
-                );
-                for e in &pass.report.errors {
-                    tracing::warn!(task = %e.task, reason = %e.reason, message = %e.message, "task failed");
-                }
+                log_pass(options, &pass, started.elapsed());
+                synced_generation = pass.status.observed_generation;
+                consecutive_errors = if pass.report.is_success() {
+                    0
+                } else {
+                    consecutive_errors + 1
+                };
             }
-            Err(e) => tracing::error!(error = format!("{e:#}"), "pass failed"),
+            Err(e) => {
+                tracing::error!(error = format!("{e:#}"), "pass failed");
+                if let Some(metrics) = &options.metrics {
+                    metrics.observe_pass_error();
+                }
+                consecutive_errors += 1;
+            }
         }
         if options.once || *shutdown.borrow() {
             return Ok(());
         }
-        let interval = options.resync_interval.mul_f64(1.0 + jitter());
-        tracing::debug!(?interval, "sleeping");
-        if sleep_or_shutdown(interval, &mut shutdown).await {
+        let interval = next_wait(options.resync_interval, consecutive_errors, jitter());
+        tracing::debug!(?interval, consecutive_errors, "sleeping");
+        let woken = sleep_until_change(interval, &mut shutdown, &mut changes, synced_generation);
+        if woken.await {
             tracing::info!("shutting down");
             return Ok(());
+        }
+    }
+}
+
+fn log_pass(options: &RunOptions, pass: &PassResult, elapsed: Duration) {
+    if let Some(metrics) = &options.metrics {
+        metrics.observe_pass(&pass.report, elapsed);
+        metrics.set_ready();
+    }
+    tracing::info!(
+        done = pass.report.done,
+        total = pass.report.total,
+        skipped = pass.report.skipped,
+        waiting = pass.report.waiting.len(),
+        errors = pass.report.errors.len(),
+        incomplete = pass.report.incomplete,
+        status_written = pass.status_written,
+        seconds = elapsed.as_secs_f64(),
+        "pass finished"
+    );
+    for e in &pass.report.errors {
+        tracing::warn!(task = %e.task, reason = %e.reason, message = %e.message, "task failed");
+    }
+}
+
+/// The wait before the next pass (spec §7.1): the resync interval ×[1,2) after a clean pass;
+/// after failed ones `interval/16 × 2^n` (/8, /4, /2), then the interval, ×[1,1.2). Pure.
+pub fn next_wait(interval: Duration, consecutive_errors: u32, jitter: f64) -> Duration {
+    match consecutive_errors {
+        0 => interval.mul_f64(1.0 + jitter),
+        n if n >= 4 => interval.mul_f64(1.0 + 0.2 * jitter),
+        n => (interval / 16 * 2u32.pow(n)).mul_f64(1.0 + 0.2 * jitter),
+    }
+}
+
+type ClusterVersionEvents = futures_util::stream::BoxStream<'static, Option<i64>>;
+
+/// The generations the ClusterVersion `version` takes, as a watch sees them (re-established
+/// with backoff after the apiserver goes away). Status writes do not change the generation.
+fn spec_changes(api: &Api<ClusterVersion>) -> ClusterVersionEvents {
+    use futures_util::StreamExt as _;
+    use kube::runtime::{WatchStreamExt as _, watcher};
+    let config =
+        watcher::Config::default().fields(&format!("metadata.name={CLUSTER_VERSION_NAME}"));
+    watcher(api.clone(), config)
+        .default_backoff()
+        .applied_objects()
+        .filter_map(|event| async move { event.ok().map(|cv| cv.metadata.generation) })
+        .boxed()
+}
+
+/// Sleeps `duration`, or less when the ClusterVersion spec moves past `synced` (an
+/// administrator's change is acted on at once, as upstream's informer does); true when
+/// shutdown was requested.
+async fn sleep_until_change(
+    duration: Duration,
+    shutdown: &mut watch::Receiver<bool>,
+    changes: &mut ClusterVersionEvents,
+    synced: Option<i64>,
+) -> bool {
+    use futures_util::StreamExt as _;
+    let deadline = tokio::time::Instant::now() + duration;
+    loop {
+        if *shutdown.borrow() {
+            return true;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => return false,
+            changed = shutdown.changed() => {
+                if changed.is_err() || *shutdown.borrow() { return true }
+            }
+            generation = changes.next() => match generation {
+                Some(generation) if synced.is_some() && generation != synced => {
+                    tracing::info!(?generation, "the ClusterVersion spec changed");
+                    return false;
+                }
+                Some(_) => {}
+                // The watch ended for good: sleep out the interval.
+                None => {
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    return sleep_or_shutdown(left, shutdown).await;
+                }
+            },
         }
     }
 }
@@ -280,25 +390,15 @@ async fn feature_set(client: &kube::Client) -> anyhow::Result<String> {
     }
 }
 
-/// One pass: read the ClusterVersion, compute capabilities, apply, write the status.
-pub async fn sync_once(
-    client: &kube::Client,
+/// The capabilities of this pass (spec §4.3): the spec's, plus the previous pass's (or, on the
+/// first pass, `status.capabilities.enabledCapabilities`) and the always-enabled ones, plus
+/// those an upgrade enabled implicitly. Remembered for the next pass.
+fn capabilities(
+    cv: &ClusterVersion,
     options: &RunOptions,
     state: &mut SyncState,
-) -> anyhow::Result<PassResult> {
-    let now = || Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_default());
-    let api: Api<ClusterVersion> = Api::all(client.clone());
-    let cv = api
-        .get(CLUSTER_VERSION_NAME)
-        .await
-        .context("cannot read ClusterVersion version")?;
-    let payload = &options.payload;
-    let feature_set = feature_set(client).await?;
-    let gates = payload
-        .feature_gates_for(&feature_set, &options.profile)
-        .unwrap_or_default();
-
-    // Capabilities (spec §4.3).
+    gates: &BTreeSet<String>,
+) -> ClusterCapabilities {
     let prior: Vec<Capability> = match &state.capabilities {
         Some(caps) => caps.enabled.iter().cloned().collect(),
         None => cv
@@ -314,7 +414,7 @@ pub async fn sync_once(
         &Registry::standard(),
         cv.spec.capabilities.as_ref(),
         &ensure,
-        &gates,
+        gates,
     );
     let implicit: BTreeSet<Capability> = caps
         .implicitly_enabled
@@ -323,19 +423,174 @@ pub async fn sync_once(
         .collect();
     let caps = set_from_implicitly_enabled(&implicit, caps);
     state.capabilities = Some(caps.clone());
-    if let Some(metrics) = &options.metrics {
-        metrics.set_capabilities(&caps);
-    }
+    caps
+}
 
-    // Load-time filter, then the apply-time filters of the pass.
-    let load = InclusionConfig {
+/// The load-time filters of `payload` for this cluster (spec §2.3).
+fn load_config(
+    options: &RunOptions,
+    payload: &Payload,
+    feature_set: &str,
+    gates: &BTreeSet<String>,
+) -> InclusionConfig {
+    InclusionConfig {
         exclude_identifier: options.exclude.clone(),
-        required_feature_set: Some(feature_set.clone()),
+        required_feature_set: Some(feature_set.to_string()),
         profile: Some(options.profile.clone()),
         enabled_feature_gates: Some(gates.clone()),
         major_version: payload.major_version(),
         ..Default::default()
+    }
+}
+
+/// The payload of this pass: the release `spec.desiredUpdate` asks for once it loads, else the
+/// one applied before (spec §7.1). Loading a new release computes the capabilities it enables
+/// implicitly against the payload applied before (spec §4.2).
+async fn select_payload(
+    cv: &ClusterVersion,
+    options: &RunOptions,
+    state: &mut SyncState,
+    feature_set: &str,
+) -> Arc<Payload> {
+    let current = state
+        .current
+        .get_or_insert_with(|| Arc::new(options.payload.clone()))
+        .clone();
+    let startup = RequestedUpdate {
+        image: options.payload.release_image.clone(),
+        version: String::new(),
     };
+    let target = requested_release(&cv.spec).unwrap_or(startup);
+    let initializing =
+        sync_mode(cv.status.as_ref(), &current.release_image) == SyncMode::Initializing;
+    let release = match switch_decision(target, &current.release_image, initializing) {
+        SwitchDecision::Keep => {
+            state.release_failure = None;
+            return current;
+        }
+        SwitchDecision::IgnoreWhileInitializing => {
+            tracing::info!(
+                current = %current.release_image,
+                "ignoring the requested release during payload initialization"
+            );
+            return current;
+        }
+        SwitchDecision::Load(release) => release,
+    };
+    let loaded = if release.image == options.payload.release_image {
+        Ok(Arc::new(options.payload.clone()))
+    } else {
+        retrieve(&release, options).await.map(Arc::new)
+    };
+    match loaded {
+        Ok(next) => {
+            let implicit = upgrade_implicit(cv, options, state, feature_set, &next, &current);
+            tracing::info!(
+                from = %current.release_image,
+                to = %next.release_image,
+                version = next.version().unwrap_or(""),
+                implicitly_enabled = ?implicit,
+                "loaded the requested release"
+            );
+            state.upgrade_implicit = implicit;
+            state.start_times.clear();
+            state.current = Some(next.clone());
+            state.release_failure = None;
+            next
+        }
+        Err(failure) => {
+            tracing::warn!(image = %release.image, error = %failure, "cannot use the requested release; still applying the current payload");
+            state.release_failure = Some((release, failure));
+            current
+        }
+    }
+}
+
+/// [`load_release`] off the async threads, within `options.payload_timeout`. A retrieval that
+/// times out keeps running in the background and only fills the image cache.
+async fn retrieve(release: &RequestedUpdate, options: &RunOptions) -> Result<Payload, LoadFailure> {
+    let (job, profile) = (release.clone(), options.profile.clone());
+    let task = tokio::task::spawn_blocking(move || load_release(&job, &profile));
+    match tokio::time::timeout(options.payload_timeout, task).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => Err(LoadFailure {
+            step: PayloadLoadStep::RetrievePayload,
+            error: format!("the retrieval task failed: {e}"),
+        }),
+        Err(_) => Err(LoadFailure {
+            step: PayloadLoadStep::RetrievePayload,
+            error: format!(
+                "retrieving the payload did not finish within {}s",
+                options.payload_timeout.as_secs()
+            ),
+        }),
+    }
+}
+
+/// The capabilities implicitly enabled after moving from `current` to `next`, with this
+/// pass's capabilities (spec §4.2): those enabled before the move decide what `current` applied.
+fn upgrade_implicit(
+    cv: &ClusterVersion,
+    options: &RunOptions,
+    state: &mut SyncState,
+    feature_set: &str,
+    next: &Payload,
+    current: &Payload,
+) -> BTreeSet<Capability> {
+    let side_config = |payload: &Payload, state: &mut SyncState| {
+        let gates = payload
+            .feature_gates_for(feature_set, &options.profile)
+            .unwrap_or_default();
+        let caps = capabilities(cv, options, state, &gates);
+        InclusionConfig {
+            capabilities: Some(CapabilityFilter {
+                known_capabilities: caps.known,
+                enabled_capabilities: caps.enabled,
+            }),
+            ..load_config(options, payload, feature_set, &gates)
+        }
+    };
+    let current_config = side_config(current, state);
+    let next_config = side_config(next, state);
+    let current_manifests = current.included(&current_config.load_time());
+    let next_manifests = next.included(&next_config.load_time());
+    implicitly_enabled(
+        Side {
+            manifests: &next_manifests,
+            config: &next_config,
+        },
+        Side {
+            manifests: &current_manifests,
+            config: &current_config,
+        },
+        &state.upgrade_implicit,
+    )
+    .capabilities
+}
+
+/// One pass: read the ClusterVersion, compute capabilities, apply, write the status.
+pub async fn sync_once(
+    client: &kube::Client,
+    options: &RunOptions,
+    state: &mut SyncState,
+) -> anyhow::Result<PassResult> {
+    let now = Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_default());
+    let api: Api<ClusterVersion> = Api::all(client.clone());
+    let cv = api
+        .get(CLUSTER_VERSION_NAME)
+        .await
+        .context("cannot read ClusterVersion version")?;
+    let feature_set = feature_set(client).await?;
+    let payload = select_payload(&cv, options, state, &feature_set).await;
+    let payload = payload.as_ref();
+    let gates = payload
+        .feature_gates_for(&feature_set, &options.profile)
+        .unwrap_or_default();
+    let caps = capabilities(&cv, options, state, &gates);
+    if let Some(metrics) = &options.metrics {
+        metrics.set_capabilities(&caps);
+    }
+    let load = load_config(options, payload, &feature_set, &gates);
     let manifests = payload.included(&load);
     let config = InclusionConfig {
         capabilities: Some(CapabilityFilter {
@@ -356,6 +611,7 @@ pub async fn sync_once(
     let apply_options = ApplyOptions {
         check_cluster_operators: true,
         initializing: sync_mode == SyncMode::Initializing,
+        owner: ClusterVersionOwner::of(&cv),
         ..options.apply.clone()
     };
     tracing::info!(?sync_mode, image = %image, tasks = manifests.len(), "starting a pass");
@@ -370,8 +626,17 @@ pub async fn sync_once(
         channels: release.map(|r| r.channels.clone()).unwrap_or_default(),
         architecture: release.and_then(|r| r.architecture.clone()),
     };
+    state.start_times.observe(&report, &now);
+    let payload_load = match &state.release_failure {
+        None => PayloadLoad::Loaded,
+        Some((update, failure)) => PayloadLoad::Failed {
+            update: update.clone(),
+            step: failure.step,
+            error: failure.error.clone(),
+        },
+    };
     let status = next_status(StatusInput {
-        now: now(),
+        now,
         previous: cv.status.as_ref(),
         generation: cv.metadata.generation,
         desired,
@@ -381,6 +646,9 @@ pub async fn sync_once(
         progress: progress(&report, &manifests),
         channel: cv.spec.channel.clone(),
         upstream: cv.spec.upstream.clone(),
+        start_times: &state.start_times,
+        overrides: &cv.spec.overrides,
+        payload_load,
     });
     let status_written = cv.status.as_ref() != Some(&status);
     if status_written {
@@ -402,51 +670,6 @@ pub async fn sync_once(
         status,
         status_written,
     })
-}
-
-/// The pass as [`Progress`]: errors summarized as spec §7.6 (without ClusterOperator
-/// condensing); operators still updating versions do not fail the pass, they only keep it
-/// from completing.
-pub fn progress(report: &ApplyReport, manifests: &[&crate::manifest::Manifest]) -> Progress {
-    let failing: Vec<_> = report
-        .errors
-        .iter()
-        .filter(|e| e.reason != "ClusterOperatorUpdating")
-        .collect();
-    let failure = match failing.as_slice() {
-        [] => None,
-        [one] => Some(Failure {
-            reason: one.reason.clone(),
-            message: one.message.clone(),
-            name: task_index(&one.task)
-                .and_then(|i| manifests.get(i))
-                .map(|m| m.id.name.clone()),
-        }),
-        many => {
-            let messages: BTreeSet<&str> = many.iter().map(|e| e.message.as_str()).collect();
-            Some(Failure {
-                reason: "MultipleErrors".into(),
-                message: format!(
-                    "Multiple errors are preventing progress:\n* {}",
-                    messages.into_iter().collect::<Vec<_>>().join("\n* ")
-                ),
-                name: None,
-            })
-        }
-    };
-    Progress {
-        completed: report.is_success() && report.waiting.is_empty(),
-        done: report.done,
-        total: report.total,
-        failure,
-    }
-}
-
-/// The 0-based index of `… (<i> of <n>)`.
-fn task_index(task: &str) -> Option<usize> {
-    let inner = task.strip_suffix(')')?.rsplit_once('(')?.1;
-    let i: usize = inner.split_once(" of ")?.0.parse().ok()?;
-    i.checked_sub(1)
 }
 
 #[cfg(test)]
@@ -482,9 +705,15 @@ mod tests {
     }
 
     #[test]
-    fn task_indices() {
-        assert_eq!(task_index("clusteroperator \"etcd\" (5 of 10)"), Some(4));
-        assert_eq!(task_index("x"), None);
+    fn waits_back_off_after_failed_passes() {
+        let interval = Duration::from_secs(160);
+        assert_eq!(next_wait(interval, 0, 0.0), interval);
+        assert_eq!(next_wait(interval, 0, 0.5), Duration::from_secs(240));
+        assert_eq!(next_wait(interval, 1, 0.0), Duration::from_secs(20));
+        assert_eq!(next_wait(interval, 2, 0.0), Duration::from_secs(40));
+        assert_eq!(next_wait(interval, 3, 0.0), Duration::from_secs(80));
+        assert_eq!(next_wait(interval, 4, 0.0), interval);
+        assert_eq!(next_wait(interval, 9, 0.5), Duration::from_secs(176));
     }
 
     #[test]

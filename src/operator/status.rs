@@ -1,8 +1,12 @@
-//! The ClusterVersion status the operator writes after a pass (spec §5.2, §5.3, §4.4). Pure:
-//! the previous status, what the pass did and `now` in; the next status out.
+//! The ClusterVersion status the operator writes after a pass (spec §5.2, §5.3, §4.4, §7.6),
+//! as upstream's `updateClusterVersionStatus` (`pkg/cvo/status.go`). Pure: the previous status,
+//! what the pass did, the ClusterOperator start times and `now` in; the next status out.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
+use super::apply::Effect;
+use super::summary::{MULTIPLE_ERRORS, OperatorUpdateStartTimes, multiple_errors};
 use crate::capability::{
     ClusterCapabilities, IMPLICITLY_ENABLED_CONDITION_TYPE,
     LEGACY_IMPLICITLY_ENABLED_CONDITION_TYPE, implicitly_enabled_condition,
@@ -11,29 +15,118 @@ use crate::cluster::{
     ClusterOperatorStatusCondition, ClusterVersionCapabilitiesStatus, ClusterVersionStatus,
     Release, UpdateHistory,
 };
+use crate::include::ComponentOverride;
+use crate::manifest::go_quote;
 
 /// `MaxHistory`.
 pub const MAX_HISTORY: usize = 100;
 
-/// Why a pass failed: the summarized task error (spec §7.6).
+/// Why a pass failed: the summarized task error (upstream `UpdateError`, spec §7.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
-    /// `UpdatePayload…`, `ClusterOperatorNotAvailable`, `MultipleErrors`, …
+    /// `UpdatePayload…`, `ClusterOperatorNotAvailable`, `ClusterOperatorsDegraded`,
+    /// `MultipleErrors`, …
     pub reason: String,
-    /// The summarized message (the `Failing` condition's message).
+    /// The `Failing` condition's message.
     pub message: String,
-    /// The one resource or operator the error is about, for `SummaryForReason`.
+    /// What the error is about (upstream `Name`), for `SummaryForReason` and the `waiting on`
+    /// messages: an operator, a workload, or condensed operators joined with `, `.
     pub name: Option<String>,
+    /// The condensed operators, sorted (upstream `Names`); empty otherwise.
+    pub names: Vec<String>,
+    /// How the failure weighs on the status.
+    pub effect: Effect,
+    /// What a condensed or `MultipleErrors` failure summarizes (upstream `Nested`); the
+    /// `Failing` condition leaves out the `None`-effect members of `MultipleErrors`.
+    pub errors: Vec<Failure>,
+}
+
+impl Failure {
+    /// A failing error about nothing in particular.
+    pub fn new(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Failure {
+            reason: reason.into(),
+            message: message.into(),
+            name: None,
+            names: vec![],
+            effect: Effect::Fail,
+            errors: vec![],
+        }
+    }
+
+    /// `names`, or the one `name` (upstream's `names = []string{uErr.Name}` fallback).
+    fn operator_names(&self) -> Vec<&str> {
+        if self.names.is_empty() {
+            vec![self.name.as_deref().unwrap_or("")]
+        } else {
+            self.names.iter().map(String::as_str).collect()
+        }
+    }
 }
 
 /// How far the pass got.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Progress {
-    /// Every task succeeded.
+    /// Every task succeeded (errors with effect `Report` aside).
     pub completed: bool,
     pub done: usize,
     pub total: usize,
     pub failure: Option<Failure>,
+}
+
+/// The release `spec.desiredUpdate` asks for, as the `ReleaseAccepted` messages name it
+/// (upstream `LoadPayloadStatus.Update`); `version` is empty when only an image was given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestedUpdate {
+    pub version: String,
+    pub image: String,
+}
+
+/// The payload-load step that failed: the `ReleaseAccepted=False` reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadLoadStep {
+    RetrievePayload,
+    LoadPayload,
+    /// The payload's version is not the requested `version`.
+    VerifyPayloadVersion,
+    /// A blocking precondition (upstream `precondition.Summarize`) failed.
+    PreconditionChecks,
+}
+
+impl PayloadLoadStep {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayloadLoadStep::RetrievePayload => "RetrievePayload",
+            PayloadLoadStep::LoadPayload => "LoadPayload",
+            PayloadLoadStep::VerifyPayloadVersion => "VerifyPayloadVersion",
+            PayloadLoadStep::PreconditionChecks => "PreconditionChecks",
+        }
+    }
+}
+
+/// Where loading the requested release stands (upstream `LoadPayloadStatus`): the
+/// `ReleaseAccepted` condition. Except for `Loaded`, the requested release is not the payload
+/// being applied: `StatusInput::desired` stays the payload applied before, as upstream keeps
+/// applying it while a new one cannot be loaded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum PayloadLoad {
+    /// `StatusInput::desired` is the requested release, loaded: `True PayloadLoaded`, with
+    /// its architecture.
+    #[default]
+    Loaded,
+    /// The request went back to the payload already loaded (after a request that could not be
+    /// loaded): upstream re-points the condition at it, without the architecture.
+    Reverted(RequestedUpdate),
+    /// Being retrieved and verified: `Unknown RetrievePayload`.
+    Retrieving(RequestedUpdate),
+    /// Failed at `step`: `False <step>`. `error` is the `failure=` text; for
+    /// `VerifyPayloadVersion` upstream's `release image version <a> does not match the
+    /// expected upstream version <b>`.
+    Failed {
+        update: RequestedUpdate,
+        step: PayloadLoadStep,
+        error: String,
+    },
 }
 
 /// Everything the next status depends on.
@@ -43,30 +136,50 @@ pub struct StatusInput<'a> {
     pub previous: Option<&'a ClusterVersionStatus>,
     /// `metadata.generation` of the ClusterVersion whose spec was synced.
     pub generation: Option<i64>,
-    /// The release reconciled towards (`status.desired`).
+    /// The release reconciled towards (`status.desired`): the payload being applied.
     pub desired: Release,
     pub version_hash: String,
     pub capabilities: &'a ClusterCapabilities,
     /// State Reconciling (history top Completed with the desired image) before the pass.
     pub reconciling: bool,
     pub progress: Progress,
+    /// When each ClusterOperator waited on started updating, already updated with this pass
+    /// ([`OperatorUpdateStartTimes::observe`]).
+    pub start_times: &'a OperatorUpdateStartTimes,
     /// `spec.channel`.
     pub channel: Option<String>,
     /// `spec.upstream`.
     pub upstream: Option<String>,
+    /// `spec.overrides`: an `unmanaged` one makes the cluster not upgradeable.
+    pub overrides: &'a [ComponentOverride],
+    /// Loading the requested release.
+    pub payload_load: PayloadLoad,
 }
 
-/// The status to write.
+/// The legacy `Upgradeable…` sub-conditions current upstream removes.
+const LEGACY_UPGRADEABLE_CONDITION_TYPES: [&str; 5] = [
+    "UpgradeableAdminAckRequired",
+    "UpgradeableDeletesInProgress",
+    "UpgradeableClusterOperators",
+    "UpgradeableClusterVersionOverrides",
+    "UpgradeableUpgradeInProgress",
+];
+
+/// The status to write. Conditions are first inserted in upstream's order: `Upgradeable`,
+/// `ImplicitlyEnabledCapabilities`, `ReleaseAccepted`, `Available`, `Failing`, `Progressing`,
+/// `RetrievedUpdates`.
 pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
     let previous = input.previous.cloned().unwrap_or_default();
     let now = input.now.clone();
     let completed = input.progress.completed;
     let history = merge_history(previous.history.clone(), &input.desired, completed, &now);
-    // After a pass that applied everything the worker is Reconciling.
-    let reconciling = input.reconciling || completed;
     let version = display_version(&input.desired);
 
     let mut conditions = previous.conditions.clone();
+    set_upgradeable(&mut conditions, &now, &upgrade_risks(&input));
+    // This operator does not validate the ClusterVersion: it is always valid.
+    conditions.retain(|c| c.type_ != "Invalid");
+
     conditions.retain(|c| c.type_ != LEGACY_IMPLICITLY_ENABLED_CONDITION_TYPE);
     let implicit = implicitly_enabled_condition(&input.capabilities.implicitly_enabled);
     set(
@@ -76,6 +189,16 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
         implicit.status,
         Some(implicit.reason),
         Some(implicit.message),
+    );
+
+    let (status, reason, message) = release_accepted(&input.payload_load, &input.desired);
+    set(
+        &mut conditions,
+        &now,
+        "ReleaseAccepted",
+        status,
+        Some(reason),
+        Some(message),
     );
 
     if completed {
@@ -91,25 +214,25 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
         set(&mut conditions, &now, "Available", "False", None, None);
     }
 
-    match &input.progress.failure {
-        None => set(&mut conditions, &now, "Failing", "False", None, None),
-        Some(f) => set(
-            &mut conditions,
-            &now,
-            "Failing",
-            "True",
-            Some(&f.reason),
-            Some(f.message.clone()),
-        ),
-    }
-
-    let (status, reason, message) = progressing(&version, reconciling, &input.progress);
+    // A pass that applied everything leaves the worker Reconciling; one that completed with
+    // `Report` errors reports them with the state it started in, as upstream's last report
+    // of such a pass does.
+    let reconciling = input.reconciling || (completed && input.progress.failure.is_none());
+    let at = StatusTime {
+        now: now.0,
+        start_times: input.start_times,
+    };
+    let interpret = !reconciling && !history.is_empty();
+    let outcome = Outcome::of(input.progress.failure.as_ref(), interpret, &at);
+    let (status, reason, message) = outcome.failing();
+    set(&mut conditions, &now, "Failing", status, reason, message);
+    let (status, reason, message) = outcome.progressing(&version, reconciling, &input.progress);
     set(
         &mut conditions,
         &now,
         "Progressing",
         status,
-        reason.as_deref(),
+        reason,
         Some(message),
     );
 
@@ -133,20 +256,6 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
             None,
         );
     }
-
-    set(
-        &mut conditions,
-        &now,
-        "ReleaseAccepted",
-        "True",
-        Some("PayloadLoaded"),
-        Some(format!(
-            "Payload loaded version=\"{}\" image=\"{}\" architecture=\"{}\"",
-            input.desired.version.as_deref().unwrap_or(""),
-            input.desired.image.as_deref().unwrap_or(""),
-            input.desired.architecture.as_deref().unwrap_or(""),
-        )),
-    );
 
     let caps = input.capabilities.status();
     ClusterVersionStatus {
@@ -173,44 +282,390 @@ fn display_version(desired: &Release) -> String {
         .to_string()
 }
 
-/// The `Progressing` condition (spec §5.3).
-fn progressing(
-    version: &str,
-    reconciling: bool,
-    progress: &Progress,
-) -> (&'static str, Option<String>, String) {
-    match &progress.failure {
-        None if reconciling => ("False", None, format!("Cluster version is {version}")),
-        None if progress.total > 0 && progress.done > 0 => {
-            let pct = progress.done * 100 / progress.total;
-            (
-                "True",
-                None,
-                format!(
-                    "Working towards {version}: {} of {} done ({pct}% complete)",
-                    progress.done, progress.total
-                ),
-            )
+/// An update risk that makes the cluster not upgradeable between minor or major versions
+/// (one of upstream's `Upgradeable` risk sources).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradeRisk {
+    pub name: String,
+    pub message: String,
+}
+
+/// The risk sources evaluated here, in upstream's order (upstream also has
+/// `ClusterVersionUpdating`, `ResourceDeletionInProgress`, `AdminAck`,
+/// `ClusterOperatorUpgradeable` and `Alert`).
+const RISK_SOURCES: [fn(&StatusInput<'_>) -> Option<UpgradeRisk>; 1] = [overrides_risk];
+
+/// The risks that apply.
+pub fn upgrade_risks(input: &StatusInput<'_>) -> Vec<UpgradeRisk> {
+    RISK_SOURCES.iter().filter_map(|risk| risk(input)).collect()
+}
+
+/// Upstream's `ClusterVersionOverrides` risk source: any unmanaged override.
+fn overrides_risk(input: &StatusInput<'_>) -> Option<UpgradeRisk> {
+    input.overrides.iter().any(|o| o.unmanaged).then(|| UpgradeRisk {
+        name: "ClusterVersionOverrides".into(),
+        message: "Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update.".into(),
+    })
+}
+
+/// `Upgradeable`: absent without risk; else `False` with the risk's name and message, or
+/// `MultipleReasons`. The legacy sub-conditions are removed.
+fn set_upgradeable(
+    conditions: &mut Vec<ClusterOperatorStatusCondition>,
+    now: &Time,
+    risks: &[UpgradeRisk],
+) {
+    conditions.retain(|c| !LEGACY_UPGRADEABLE_CONDITION_TYPES.contains(&c.type_.as_str()));
+    let (reason, message) = match risks {
+        [] => {
+            conditions.retain(|c| c.type_ != "Upgradeable");
+            return;
         }
-        None => ("True", None, format!("Working towards {version}")),
-        Some(f) if reconciling => (
-            "False",
-            Some(f.reason.clone()),
-            format!("Error while reconciling {version}: {}", f.message),
-        ),
-        Some(f) => (
-            "True",
-            Some(f.reason.clone()),
+        [risk] => (risk_reason(&risk.name), risk.message.clone()),
+        many => (
+            "MultipleReasons",
             format!(
-                "Unable to apply {version}: {}",
-                summary_for_reason(&f.reason, f.name.as_deref())
+                "Cluster should not be upgraded between minor or major versions for multiple reasons:\n* {}",
+                many.iter()
+                    .map(|r| r.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n* ")
             ),
         ),
+    };
+    set(
+        conditions,
+        now,
+        "Upgradeable",
+        "False",
+        Some(reason),
+        Some(message),
+    );
+}
+
+/// The risk's name when it is a valid condition reason
+/// (`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`), else upstream's stand-in.
+fn risk_reason(name: &str) -> &str {
+    let valid = match name.as_bytes() {
+        [first, middle @ .., last] => {
+            first.is_ascii_alphabetic()
+                && middle
+                    .iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"_,:".contains(c))
+                && (last.is_ascii_alphanumeric() || *last == b'_')
+        }
+        [only] => only.is_ascii_alphabetic(),
+        [] => false,
+    };
+    if valid {
+        name
+    } else {
+        "RiskNameNotCompatibleWithReasonProperty"
     }
 }
 
-/// `SummaryForReason` (spec §5.3).
+/// `ReleaseAccepted` (upstream `setDesiredReleaseAcceptedCondition` and the messages of
+/// `SyncWorker.syncPayload`).
+fn release_accepted(load: &PayloadLoad, desired: &Release) -> (&'static str, &'static str, String) {
+    let q = |s: &str| go_quote(s);
+    let field = |s: &Option<String>| q(s.as_deref().unwrap_or(""));
+    match load {
+        PayloadLoad::Loaded => (
+            "True",
+            "PayloadLoaded",
+            format!(
+                "Payload loaded version={} image={} architecture={}",
+                field(&desired.version),
+                field(&desired.image),
+                field(&desired.architecture),
+            ),
+        ),
+        PayloadLoad::Reverted(u) => (
+            "True",
+            "PayloadLoaded",
+            format!(
+                "Payload loaded version={} image={}",
+                q(&u.version),
+                q(&u.image)
+            ),
+        ),
+        PayloadLoad::Retrieving(u) => (
+            "Unknown",
+            "RetrievePayload",
+            format!(
+                "Retrieving and verifying payload version={} image={}",
+                q(&u.version),
+                q(&u.image)
+            ),
+        ),
+        PayloadLoad::Failed {
+            update,
+            step,
+            error,
+        } => {
+            let (v, i) = (q(&update.version), q(&update.image));
+            let message = match step {
+                PayloadLoadStep::RetrievePayload => {
+                    format!("Retrieving payload failed version={v} image={i} failure={error}")
+                }
+                PayloadLoadStep::LoadPayload => {
+                    format!("Loading payload failed version={v} image={i} failure={error}")
+                }
+                PayloadLoadStep::VerifyPayloadVersion => {
+                    format!("Verifying payload failed version={v} image={i} failure={error}")
+                }
+                PayloadLoadStep::PreconditionChecks => {
+                    format!(
+                        "Preconditions failed for payload loaded version={v} image={i}: {error}"
+                    )
+                }
+            };
+            ("False", step.as_str(), message)
+        }
+    }
+}
+
+/// An operator other than `machine-config` is slow after this long.
+const SLOW_OPERATOR: SignedDuration = SignedDuration::from_mins(30);
+/// `machine-config` takes longer (it reboots the nodes).
+const SLOW_MACHINE_CONFIG: SignedDuration = SignedDuration::from_mins(90);
+const MACHINE_CONFIG: &str = "machine-config";
+/// How long a `FailAfterInterval` error (a degraded operator) is only waited on.
+const FAIL_AFTER: SignedDuration = SignedDuration::from_mins(40);
+
+/// `now` and the operator start times the failure is read against.
+struct StatusTime<'a> {
+    now: Timestamp,
+    start_times: &'a OperatorUpdateStartTimes,
+}
+
+impl StatusTime<'_> {
+    /// Upstream `COUpdateStartTimesGet(name).Before(now.Add(-limit))`; `None` when the
+    /// operator has no start time (upstream's zero time).
+    fn waited_longer_than(&self, name: &str, limit: SignedDuration) -> Option<bool> {
+        self.start_times
+            .get(name)
+            .map(|start| self.now.duration_since(start) > limit)
+    }
+}
+
+/// What upstream's `convertErrorToProgressing` makes of the failure.
+enum Reading {
+    /// Failing; `Progressing` says this, else `SummaryForReason`.
+    Failing(Option<String>),
+    /// Still progressing (`skipFailure`): `Progressing` says `…, <message>`; a slow operator
+    /// makes `Failing` `Unknown`.
+    Waiting { message: String, slow: bool },
+}
+
+impl Reading {
+    /// By the failure's effect, as upstream's switch on `UpdateEffect`.
+    fn of(failure: &Failure, at: &StatusTime<'_>) -> Reading {
+        match failure.effect {
+            Effect::Report => Reading::Failing(Some(failure.message.clone())),
+            Effect::None => waiting_on(failure, at),
+            Effect::FailAfterInterval => failing_after_interval(failure, at),
+            Effect::Fail => Reading::Failing(None),
+        }
+    }
+}
+
+/// `convertErrorToProgressingForUpdateEffectNone`: operators still updating are progress;
+/// past 30 minutes (90 for `machine-config`) they are slow.
+fn waiting_on(failure: &Failure, at: &StatusTime<'_>) -> Reading {
+    let names = failure.operator_names();
+    let mut exceeded = vec![];
+    let mut machine_config = false;
+    for &name in &names {
+        let limit = if name == MACHINE_CONFIG {
+            SLOW_MACHINE_CONFIG
+        } else {
+            SLOW_OPERATOR
+        };
+        if at.waited_longer_than(name, limit) == Some(true) {
+            if name == MACHINE_CONFIG {
+                machine_config = true;
+            } else {
+                exceeded.push(name);
+            }
+        }
+    }
+    let exceeded = exceeded.join(", ");
+    let message = match (exceeded.is_empty(), machine_config) {
+        (true, false) => {
+            return Reading::Waiting {
+                message: format!("waiting on {}", names.join(", ")),
+                slow: false,
+            };
+        }
+        (false, false) => {
+            format!("waiting on {exceeded} over 30 minutes which is longer than expected")
+        }
+        (false, true) => format!(
+            "waiting on {exceeded} over 30 minutes and machine-config over 90 minutes which is longer than expected"
+        ),
+        (true, true) => {
+            "waiting on machine-config over 90 minutes which is longer than expected".into()
+        }
+    };
+    Reading::Waiting {
+        message,
+        slow: true,
+    }
+}
+
+/// `convertErrorToProgressingForUpdateEffectFailAfterInterval`: progress for 40 minutes, then
+/// failing. An operator without a start time has waited forever (upstream's zero time).
+fn failing_after_interval(failure: &Failure, at: &StatusTime<'_>) -> Reading {
+    let exceeded: Vec<&str> = failure
+        .operator_names()
+        .into_iter()
+        .filter(|name| at.waited_longer_than(name, FAIL_AFTER) != Some(false))
+        .collect();
+    if exceeded.is_empty() {
+        Reading::Waiting {
+            message: format!(
+                "waiting up to 40 minutes on {}",
+                failure.name.as_deref().unwrap_or("")
+            ),
+            slow: false,
+        }
+    } else {
+        Reading::Failing(Some(format!(
+            "wait has exceeded 40 minutes for these operators: {}",
+            exceeded.join(", ")
+        )))
+    }
+}
+
+/// `filterErrorForFailingCondition`: `MultipleErrors` without its `None`-effect members
+/// (re-summarized; `None` when nothing is left).
+fn without_waiting(failure: &Failure) -> Option<Failure> {
+    if failure.reason != MULTIPLE_ERRORS || failure.errors.is_empty() {
+        return Some(failure.clone());
+    }
+    let failing = failure
+        .errors
+        .iter()
+        .filter(|e| e.effect != Effect::None)
+        .cloned()
+        .collect();
+    multiple_errors(failing)
+}
+
+/// The failure as the `Failing` and `Progressing` conditions see it.
+struct Outcome<'a> {
+    failure: Option<&'a Failure>,
+    reading: Option<Reading>,
+    /// What `Failing` reports.
+    failing: Option<Failure>,
+}
+
+impl<'a> Outcome<'a> {
+    /// `interpret`: not reconciling and the history is not empty (upstream only then
+    /// converts errors to progress and filters `MultipleErrors`).
+    fn of(failure: Option<&'a Failure>, interpret: bool, at: &StatusTime<'_>) -> Self {
+        let reading = failure.map(|f| {
+            if interpret {
+                Reading::of(f, at)
+            } else {
+                Reading::Failing(None)
+            }
+        });
+        let failing = match failure {
+            Some(f) if interpret => without_waiting(f),
+            other => other.cloned(),
+        };
+        Outcome {
+            failure,
+            reading,
+            failing,
+        }
+    }
+
+    /// The `Failing` condition: status, reason, message.
+    fn failing(&self) -> (&'static str, Option<&str>, Option<String>) {
+        match (&self.reading, &self.failing) {
+            (
+                Some(Reading::Waiting {
+                    message,
+                    slow: true,
+                }),
+                Some(_),
+            ) => (
+                "Unknown",
+                Some("SlowClusterOperator"),
+                Some(message.clone()),
+            ),
+            (Some(Reading::Failing(_)), Some(f)) => {
+                ("True", Some(f.reason.as_str()), Some(f.message.clone()))
+            }
+            _ => ("False", None, None),
+        }
+    }
+
+    /// The `Progressing` condition: status, reason, message.
+    fn progressing(
+        &self,
+        version: &str,
+        reconciling: bool,
+        progress: &Progress,
+    ) -> (&'static str, Option<&str>, String) {
+        match (self.failure, &self.reading) {
+            (Some(f), Some(Reading::Failing(message))) => {
+                let message = message
+                    .clone()
+                    .unwrap_or_else(|| summary_for_reason(&f.reason, f.name.as_deref()));
+                if reconciling {
+                    (
+                        "False",
+                        Some(f.reason.as_str()),
+                        format!("Error while reconciling {version}: {message}"),
+                    )
+                } else {
+                    (
+                        "True",
+                        Some(f.reason.as_str()),
+                        format!("Unable to apply {version}: {message}"),
+                    )
+                }
+            }
+            _ if reconciling => ("False", None, format!("Cluster version is {version}")),
+            (Some(f), Some(Reading::Waiting { message, .. })) => (
+                "True",
+                Some(f.reason.as_str()),
+                working_towards(version, progress, Some(message)),
+            ),
+            _ => ("True", None, working_towards(version, progress, None)),
+        }
+    }
+}
+
+/// `Working towards <v>[: <done> of <total> done (<pct>% complete)][, <waiting>]`, the
+/// percentage computed in `float32` and truncated, as upstream.
+fn working_towards(version: &str, progress: &Progress, waiting: Option<&str>) -> String {
+    let fraction = progress.done as f32 / progress.total as f32;
+    if fraction > 0.0 {
+        let pct = (fraction * 100.0).trunc();
+        let done = format!(
+            "Working towards {version}: {} of {} done ({pct:.0}% complete)",
+            progress.done, progress.total
+        );
+        match waiting {
+            Some(waiting) => format!("{done}, {waiting}"),
+            None => done,
+        }
+    } else {
+        match waiting {
+            Some(waiting) => format!("Working towards {version}: {waiting}"),
+            None => format!("Working towards {version}"),
+        }
+    }
+}
+
+/// `SummaryForReason` (spec §5.3, `pkg/payload/task.go`).
 pub fn summary_for_reason(reason: &str, name: Option<&str>) -> String {
+    let name = name.filter(|n| !n.is_empty());
     let named = |one: &str, any: &str| match name {
         Some(n) => one.replace("<n>", n),
         None => any.to_string(),
@@ -249,7 +704,7 @@ pub fn summary_for_reason(reason: &str, name: Option<&str>) -> String {
         ),
         "WorkloadNotAvailable" => named(
             "the workload <n> has not yet successfully rolled out",
-            "a workload has not yet successfully rolled out",
+            "a workload has not yet rolled out",
         ),
         "WorkloadNotProgressing" => named(
             "the workload <n> cannot roll out",
@@ -387,6 +842,13 @@ mod tests {
     use super::*;
     use crate::capability::Capability;
 
+    static NO_START_TIMES: OperatorUpdateStartTimes = OperatorUpdateStartTimes::new();
+    static NO_CAPABILITIES: ClusterCapabilities = ClusterCapabilities {
+        known: BTreeSet::new(),
+        enabled: BTreeSet::new(),
+        implicitly_enabled: BTreeSet::new(),
+    };
+
     fn t(s: &str) -> Time {
         Time(s.parse().unwrap())
     }
@@ -415,8 +877,11 @@ mod tests {
             capabilities: caps,
             reconciling: false,
             progress,
+            start_times: &NO_START_TIMES,
             channel: None,
             upstream: None,
+            overrides: &[],
+            payload_load: PayloadLoad::Loaded,
         }
     }
 
@@ -431,6 +896,10 @@ mod tests {
             c.reason.as_deref().unwrap_or(""),
             c.message.as_deref().unwrap_or(""),
         )
+    }
+
+    fn types(s: &ClusterVersionStatus) -> Vec<&str> {
+        s.conditions.iter().map(|c| c.type_.as_str()).collect()
     }
 
     const T0: &str = "2025-01-01T00:00:00Z";
@@ -450,16 +919,16 @@ mod tests {
                 ..Default::default()
             },
         ));
-        let types: Vec<_> = first.conditions.iter().map(|c| c.type_.as_str()).collect();
+        // Upstream's order of first insertion (ReleaseAccepted before Available).
         assert_eq!(
-            types,
+            types(&first),
             [
                 "ImplicitlyEnabledCapabilities",
+                "ReleaseAccepted",
                 "Available",
                 "Failing",
                 "Progressing",
                 "RetrievedUpdates",
-                "ReleaseAccepted"
             ]
         );
         assert_eq!(
@@ -556,19 +1025,63 @@ mod tests {
     }
 
     #[test]
+    fn percentage_is_truncated_float32() {
+        let caps = ClusterCapabilities::default();
+        let at = |done, total| {
+            let s = next_status(input(
+                None,
+                &caps,
+                T0,
+                Progress {
+                    done,
+                    total,
+                    ..Default::default()
+                },
+            ));
+            cond(&s, "Progressing").message.clone().unwrap()
+        };
+        assert_eq!(
+            at(2, 3),
+            "Working towards 4.18.0: 2 of 3 done (66% complete)"
+        );
+        // float32(53)/float32(100)*100 is 52.999996: upstream says 52, not 53.
+        assert_eq!(
+            at(53, 100),
+            "Working towards 4.18.0: 53 of 100 done (52% complete)"
+        );
+        assert_eq!(
+            at(863, 863),
+            "Working towards 4.18.0: 863 of 863 done (100% complete)"
+        );
+    }
+
+    fn operator_failure(reason: &str, message: &str, name: &str, effect: Effect) -> Failure {
+        Failure {
+            name: Some(name.into()),
+            effect,
+            ..Failure::new(reason, message)
+        }
+    }
+
+    fn failing_progress(failure: Failure) -> Progress {
+        Progress {
+            failure: Some(failure),
+            done: 3,
+            total: 7,
+            completed: false,
+        }
+    }
+
+    #[test]
     fn failures() {
         let caps = ClusterCapabilities::default();
-        let failure = Failure {
-            reason: "ClusterOperatorNotAvailable".into(),
-            message: "Cluster operator etcd is not available".into(),
-            name: Some("etcd".into()),
-        };
-        let progress = Progress {
-            failure: Some(failure),
-            done: 1,
-            total: 2,
-            completed: false,
-        };
+        let failure = operator_failure(
+            "ClusterOperatorNotAvailable",
+            "Cluster operator etcd is not available",
+            "etcd",
+            Effect::Fail,
+        );
+        let progress = failing_progress(failure);
         let s = next_status(input(None, &caps, T0, progress.clone()));
         assert_eq!(
             msg(&s, "Failing"),
@@ -590,12 +1103,13 @@ mod tests {
             reconciling: true,
             ..input(Some(&s), &caps, T1, progress)
         });
+        // Upstream summarizes the reason here too (SummaryForReason), not the error message.
         assert_eq!(
             msg(&r, "Progressing"),
             (
                 "False",
                 "ClusterOperatorNotAvailable",
-                "Error while reconciling 4.18.0: Cluster operator etcd is not available"
+                "Error while reconciling 4.18.0: the cluster operator etcd is not available"
             )
         );
         assert_eq!(cond(&r, "Failing").last_transition_time, t(T0));
@@ -604,28 +1118,492 @@ mod tests {
         assert_eq!(msg(&r, "Available"), ("False", "", ""));
     }
 
+    /// The status after a failing pass at `now`, with operators started at `starts`.
+    fn status_at(
+        failure: Failure,
+        now: &str,
+        starts: &[(&str, &str)],
+        reconciling: bool,
+    ) -> ClusterVersionStatus {
+        let mut times = OperatorUpdateStartTimes::default();
+        for (name, at) in starts {
+            times.ensure(name, t(at).0);
+        }
+        next_status(StatusInput {
+            start_times: &times,
+            reconciling,
+            ..input(None, &NO_CAPABILITIES, now, failing_progress(failure))
+        })
+    }
+
+    fn updating(name: &str) -> Failure {
+        operator_failure(
+            "ClusterOperatorUpdating",
+            &format!("Cluster operator {name} is updating versions"),
+            name,
+            Effect::None,
+        )
+    }
+
+    #[test]
+    fn updating_operators_are_progress() {
+        let s = status_at(updating("etcd"), T1, &[("etcd", T0)], false);
+        assert_eq!(msg(&s, "Failing"), ("False", "", ""));
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorUpdating",
+                "Working towards 4.18.0: 3 of 7 done (42% complete), waiting on etcd"
+            )
+        );
+        // Without done tasks: upstream's `Working towards <v>: <message>`.
+        let s = next_status(input(
+            None,
+            &NO_CAPABILITIES,
+            T1,
+            Progress {
+                failure: Some(updating("etcd")),
+                ..Default::default()
+            },
+        ));
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorUpdating",
+                "Working towards 4.18.0: waiting on etcd"
+            )
+        );
+    }
+
+    #[test]
+    fn condensed_updating_operators_are_named() {
+        let failure = Failure {
+            name: Some("a, b".into()),
+            names: vec!["a".into(), "b".into()],
+            effect: Effect::None,
+            ..Failure::new(
+                "ClusterOperatorsUpdating",
+                "Cluster operators a, b are updating versions",
+            )
+        };
+        let s = status_at(failure, T1, &[("a", T0), ("b", T0)], false);
+        assert_eq!(msg(&s, "Failing"), ("False", "", ""));
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorsUpdating",
+                "Working towards 4.18.0: 3 of 7 done (42% complete), waiting on a, b"
+            )
+        );
+    }
+
+    #[test]
+    fn an_operator_updating_for_31_minutes_is_slow() {
+        let s = status_at(
+            updating("etcd"),
+            "2025-01-01T00:31:00Z",
+            &[("etcd", T0)],
+            false,
+        );
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "Unknown",
+                "SlowClusterOperator",
+                "waiting on etcd over 30 minutes which is longer than expected"
+            )
+        );
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorUpdating",
+                "Working towards 4.18.0: 3 of 7 done (42% complete), waiting on etcd over 30 minutes which is longer than expected"
+            )
+        );
+        // Exactly 30 minutes is not yet slow; no start time is never slow.
+        let s = status_at(
+            updating("etcd"),
+            "2025-01-01T00:30:00Z",
+            &[("etcd", T0)],
+            false,
+        );
+        assert_eq!(msg(&s, "Failing"), ("False", "", ""));
+        let s = status_at(updating("etcd"), "2025-01-01T05:00:00Z", &[], false);
+        assert_eq!(msg(&s, "Failing"), ("False", "", ""));
+    }
+
+    #[test]
+    fn machine_config_is_slow_after_90_minutes() {
+        let mc = updating("machine-config");
+        let s = status_at(
+            mc.clone(),
+            "2025-01-01T00:31:00Z",
+            &[("machine-config", T0)],
+            false,
+        );
+        assert_eq!(msg(&s, "Failing"), ("False", "", ""));
+        let s = status_at(mc, "2025-01-01T01:31:00Z", &[("machine-config", T0)], false);
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "Unknown",
+                "SlowClusterOperator",
+                "waiting on machine-config over 90 minutes which is longer than expected"
+            )
+        );
+        assert_eq!(
+            msg(&s, "Progressing").2,
+            "Working towards 4.18.0: 3 of 7 done (42% complete), waiting on machine-config over 90 minutes which is longer than expected"
+        );
+        let both = Failure {
+            name: Some("etcd, machine-config".into()),
+            names: vec!["etcd".into(), "machine-config".into()],
+            effect: Effect::None,
+            ..Failure::new("ClusterOperatorsUpdating", "m")
+        };
+        let s = status_at(
+            both,
+            "2025-01-01T01:31:00Z",
+            &[("etcd", T0), ("machine-config", T0)],
+            false,
+        );
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "Unknown",
+                "SlowClusterOperator",
+                "waiting on etcd over 30 minutes and machine-config over 90 minutes which is longer than expected"
+            )
+        );
+    }
+
+    #[test]
+    fn updating_while_reconciling_fails() {
+        let s = status_at(updating("etcd"), T1, &[("etcd", T0)], true);
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "True",
+                "ClusterOperatorUpdating",
+                "Cluster operator etcd is updating versions"
+            )
+        );
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "False",
+                "ClusterOperatorUpdating",
+                "Error while reconciling 4.18.0: etcd has an unknown error: ClusterOperatorUpdating"
+            )
+        );
+    }
+
+    fn degraded(effect: Effect) -> Failure {
+        operator_failure(
+            "ClusterOperatorDegraded",
+            "Cluster operator etcd is degraded",
+            "etcd",
+            effect,
+        )
+    }
+
+    #[test]
+    fn degraded_fails_after_40_minutes() {
+        let d = degraded(Effect::FailAfterInterval);
+        let s = status_at(d.clone(), "2025-01-01T00:39:00Z", &[("etcd", T0)], false);
+        assert_eq!(msg(&s, "Failing"), ("False", "", ""));
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorDegraded",
+                "Working towards 4.18.0: 3 of 7 done (42% complete), waiting up to 40 minutes on etcd"
+            )
+        );
+        let s = status_at(d.clone(), "2025-01-01T00:41:00Z", &[("etcd", T0)], false);
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "True",
+                "ClusterOperatorDegraded",
+                "Cluster operator etcd is degraded"
+            )
+        );
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorDegraded",
+                "Unable to apply 4.18.0: wait has exceeded 40 minutes for these operators: etcd"
+            )
+        );
+        // Upstream reads a missing start time as the zero time: waited forever.
+        let s = status_at(d, T1, &[], false);
+        assert_eq!(msg(&s, "Failing").0, "True");
+    }
+
+    #[test]
+    fn reported_errors_fail() {
+        // Upstream's UpdateEffectReport: the node goes on, the error still shows in Failing
+        // and Progressing says its message.
+        let s = status_at(degraded(Effect::Report), T1, &[], false);
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "True",
+                "ClusterOperatorDegraded",
+                "Cluster operator etcd is degraded"
+            )
+        );
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorDegraded",
+                "Unable to apply 4.18.0: Cluster operator etcd is degraded"
+            )
+        );
+        // A pass that completed with only reported errors: done, still reporting them.
+        let s = next_status(input(
+            None,
+            &NO_CAPABILITIES,
+            T1,
+            Progress {
+                completed: true,
+                done: 7,
+                total: 7,
+                failure: Some(degraded(Effect::Report)),
+            },
+        ));
+        assert_eq!(s.history[0].state, "Completed");
+        assert_eq!(msg(&s, "Available"), ("True", "", "Done applying 4.18.0"));
+        assert_eq!(msg(&s, "Failing").0, "True");
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "ClusterOperatorDegraded",
+                "Unable to apply 4.18.0: Cluster operator etcd is degraded"
+            )
+        );
+    }
+
+    fn multiple(errors: Vec<Failure>) -> Failure {
+        multiple_errors(errors).unwrap()
+    }
+
+    #[test]
+    fn waiting_members_of_multiple_errors_do_not_fail() {
+        let not_available = operator_failure(
+            "ClusterOperatorNotAvailable",
+            "Cluster operator A is not available",
+            "A",
+            Effect::Fail,
+        );
+        let b_updating = updating("B");
+        let c_degraded = operator_failure(
+            "ClusterOperatorDegraded",
+            "Cluster operator C is degraded",
+            "C",
+            Effect::FailAfterInterval,
+        );
+
+        let m = multiple(vec![not_available.clone(), b_updating.clone()]);
+        let s = status_at(m.clone(), T1, &[], false);
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "True",
+                "ClusterOperatorNotAvailable",
+                "Cluster operator A is not available"
+            )
+        );
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "MultipleErrors",
+                "Unable to apply 4.18.0: an unknown error has occurred: MultipleErrors"
+            )
+        );
+        // Reconciling: nothing is filtered.
+        let s = status_at(m, T1, &[], true);
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "True",
+                "MultipleErrors",
+                "Multiple errors are preventing progress:\n* Cluster operator A is not available\n* Cluster operator B is updating versions"
+            )
+        );
+
+        let s = status_at(
+            multiple(vec![b_updating.clone(), updating("D")]),
+            T1,
+            &[],
+            false,
+        );
+        assert_eq!(msg(&s, "Failing"), ("False", "", ""));
+
+        let s = status_at(
+            multiple(vec![not_available, b_updating, c_degraded]),
+            T1,
+            &[],
+            false,
+        );
+        assert_eq!(
+            msg(&s, "Failing"),
+            (
+                "True",
+                "MultipleErrors",
+                "Multiple errors are preventing progress:\n* Cluster operator A is not available\n* Cluster operator C is degraded"
+            )
+        );
+    }
+
     #[test]
     fn summaries() {
-        assert_eq!(
-            summary_for_reason("UpdatePayloadResourceNotFound", None),
-            "some resources could not be updated"
-        );
-        assert_eq!(
-            summary_for_reason("UpdatePayloadFailed", None),
-            "the update could not be applied"
-        );
-        assert_eq!(
-            summary_for_reason("ClusterOperatorDegraded", None),
-            "a cluster operator is degraded"
-        );
-        assert_eq!(
-            summary_for_reason("NoDesiredImage", None),
-            "an unknown error has occurred: NoDesiredImage"
-        );
-        assert_eq!(
-            summary_for_reason("Odd", Some("x")),
-            "x has an unknown error: Odd"
-        );
+        let rows: [(&str, Option<&str>, &str); 28] = [
+            (
+                "UpdatePayloadResourceNotFound",
+                None,
+                "some resources could not be updated",
+            ),
+            (
+                "UpdatePayloadResourceConflict",
+                None,
+                "some resources could not be updated",
+            ),
+            (
+                "UpdatePayloadClusterDown",
+                None,
+                "the control plane is down or not responding",
+            ),
+            (
+                "UpdatePayloadClusterError",
+                None,
+                "the control plane is reporting an internal error",
+            ),
+            (
+                "UpdatePayloadClusterOverloaded",
+                None,
+                "the control plane is overloaded and is not accepting updates",
+            ),
+            (
+                "UpdatePayloadClusterUnauthorized",
+                None,
+                "could not authenticate to the server",
+            ),
+            (
+                "UpdatePayloadRetrievalFailed",
+                None,
+                "could not download the update",
+            ),
+            (
+                "UpdatePayloadResourceForbidden",
+                None,
+                "the server is rejecting updates",
+            ),
+            (
+                "UpdatePayloadResourceTypeMissing",
+                None,
+                "a required extension is not available to update",
+            ),
+            (
+                "UpdatePayloadResourceInvalid",
+                None,
+                "some cluster configuration is invalid",
+            ),
+            (
+                "UpdatePayloadIntegrity",
+                None,
+                "the contents of the update are invalid",
+            ),
+            (
+                "ImageVerificationFailed",
+                None,
+                "the image may not be safe to use",
+            ),
+            (
+                "UpgradePreconditionCheckFailed",
+                None,
+                "it may not be safe to apply this update",
+            ),
+            (
+                "ClusterOperatorDegraded",
+                Some("x"),
+                "the cluster operator x is degraded",
+            ),
+            (
+                "ClusterOperatorDegraded",
+                None,
+                "a cluster operator is degraded",
+            ),
+            (
+                "ClusterOperatorNotAvailable",
+                Some("x"),
+                "the cluster operator x is not available",
+            ),
+            (
+                "ClusterOperatorNotAvailable",
+                Some(""),
+                "a cluster operator is not available",
+            ),
+            (
+                "ClusterOperatorsNotAvailable",
+                Some("x, y"),
+                "some cluster operators are not available",
+            ),
+            (
+                "ClusterOperatorNoVersions",
+                Some("x"),
+                "the cluster operator x does not declare expected versions",
+            ),
+            (
+                "ClusterOperatorNoVersions",
+                None,
+                "a cluster operator does not declare expected versions",
+            ),
+            (
+                "WorkloadNotAvailable",
+                Some("ns/d"),
+                "the workload ns/d has not yet successfully rolled out",
+            ),
+            (
+                "WorkloadNotAvailable",
+                None,
+                "a workload has not yet rolled out",
+            ),
+            (
+                "WorkloadNotProgressing",
+                Some("ns/d"),
+                "the workload ns/d cannot roll out",
+            ),
+            ("WorkloadNotProgressing", None, "a workload cannot roll out"),
+            (
+                "UpdatePayloadFailed",
+                None,
+                "the update could not be applied",
+            ),
+            (
+                "NoDesiredImage",
+                None,
+                "an unknown error has occurred: NoDesiredImage",
+            ),
+            ("Odd", Some("x"), "x has an unknown error: Odd"),
+            (
+                "ClusterOperatorsDegraded",
+                Some("x, y"),
+                "x, y has an unknown error: ClusterOperatorsDegraded",
+            ),
+        ];
+        for (reason, name, want) in rows {
+            assert_eq!(summary_for_reason(reason, name), want, "{reason} {name:?}");
+        }
     }
 
     #[test]
@@ -660,7 +1638,6 @@ mod tests {
         let known: Vec<_> = c.known_capabilities.iter().map(|c| c.as_str()).collect();
         assert_eq!(known, ["Build", "Console", "baremetal"]);
         assert_eq!(c.enabled_capabilities, [Capability::new("Console")]);
-        let _ = BTreeSet::<Capability>::new();
     }
 
     #[test]
@@ -678,6 +1655,223 @@ mod tests {
                 "No updateService server has been set to retrieve updates."
             )
         );
+    }
+
+    fn condition(type_: &str, status: &str) -> ClusterOperatorStatusCondition {
+        ClusterOperatorStatusCondition {
+            type_: type_.into(),
+            status: status.into(),
+            last_transition_time: t(T0),
+            reason: None,
+            message: None,
+        }
+    }
+
+    fn override_(unmanaged: bool) -> ComponentOverride {
+        ComponentOverride {
+            kind: "Deployment".into(),
+            group: "apps".into(),
+            namespace: "ns".into(),
+            name: "d".into(),
+            unmanaged,
+        }
+    }
+
+    #[test]
+    fn unmanaged_overrides_are_not_upgradeable() {
+        let overrides = [override_(false), override_(true)];
+        let s = next_status(StatusInput {
+            overrides: &overrides,
+            ..input(None, &NO_CAPABILITIES, T0, Progress::default())
+        });
+        assert_eq!(
+            msg(&s, "Upgradeable"),
+            (
+                "False",
+                "ClusterVersionOverrides",
+                "Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update."
+            )
+        );
+        assert_eq!(
+            types(&s),
+            [
+                "Upgradeable",
+                "ImplicitlyEnabledCapabilities",
+                "ReleaseAccepted",
+                "Available",
+                "Failing",
+                "Progressing",
+                "RetrievedUpdates",
+            ]
+        );
+    }
+
+    #[test]
+    fn no_risk_no_upgradeable_condition() {
+        let mut prev = ClusterVersionStatus::default();
+        for type_ in ["Upgradeable", "Invalid"]
+            .into_iter()
+            .chain(LEGACY_UPGRADEABLE_CONDITION_TYPES)
+        {
+            prev.conditions.push(condition(type_, "False"));
+        }
+        let overrides = [override_(false)];
+        let s = next_status(StatusInput {
+            overrides: &overrides,
+            ..input(Some(&prev), &NO_CAPABILITIES, T1, Progress::default())
+        });
+        assert!(
+            !types(&s)
+                .iter()
+                .any(|t| t.starts_with("Upgradeable") || *t == "Invalid"),
+            "{:?}",
+            types(&s)
+        );
+    }
+
+    #[test]
+    fn several_risks_are_multiple_reasons() {
+        let risk = |name: &str, message: &str| UpgradeRisk {
+            name: name.into(),
+            message: message.into(),
+        };
+        let mut conditions = vec![];
+        set_upgradeable(
+            &mut conditions,
+            &t(T0),
+            &[risk("RiskA", "MessageA"), risk("RiskB", "MessageB")],
+        );
+        assert_eq!(conditions[0].reason.as_deref(), Some("MultipleReasons"));
+        assert_eq!(
+            conditions[0].message.as_deref(),
+            Some(
+                "Cluster should not be upgraded between minor or major versions for multiple reasons:\n* MessageA\n* MessageB"
+            )
+        );
+        set_upgradeable(&mut conditions, &t(T1), &[risk("not a reason", "M")]);
+        assert_eq!(
+            conditions[0].reason.as_deref(),
+            Some("RiskNameNotCompatibleWithReasonProperty")
+        );
+        assert_eq!(conditions[0].message.as_deref(), Some("M"));
+        assert_eq!(conditions[0].last_transition_time, t(T0), "still False");
+        assert_eq!(risk_reason("A"), "A");
+        assert_eq!(risk_reason("Risk_1,b:C"), "Risk_1,b:C");
+        assert_eq!(
+            risk_reason("Risk:"),
+            "RiskNameNotCompatibleWithReasonProperty"
+        );
+        assert_eq!(
+            risk_reason("1Risk"),
+            "RiskNameNotCompatibleWithReasonProperty"
+        );
+        assert_eq!(risk_reason(""), "RiskNameNotCompatibleWithReasonProperty");
+    }
+
+    fn requested() -> RequestedUpdate {
+        RequestedUpdate {
+            version: "4.19.0".into(),
+            image: "img@sha256:2".into(),
+        }
+    }
+
+    fn accepted(load: PayloadLoad) -> ClusterVersionStatus {
+        next_status(StatusInput {
+            payload_load: load,
+            ..input(None, &NO_CAPABILITIES, T0, Progress::default())
+        })
+    }
+
+    #[test]
+    fn release_accepted_follows_the_payload_load() {
+        let s = accepted(PayloadLoad::Reverted(RequestedUpdate {
+            version: String::new(),
+            image: "img@sha256:1".into(),
+        }));
+        assert_eq!(
+            msg(&s, "ReleaseAccepted"),
+            (
+                "True",
+                "PayloadLoaded",
+                "Payload loaded version=\"\" image=\"img@sha256:1\""
+            )
+        );
+        let s = accepted(PayloadLoad::Retrieving(requested()));
+        assert_eq!(
+            msg(&s, "ReleaseAccepted"),
+            (
+                "Unknown",
+                "RetrievePayload",
+                "Retrieving and verifying payload version=\"4.19.0\" image=\"img@sha256:2\""
+            )
+        );
+        // The payload being applied stays the previous one.
+        assert_eq!(s.desired.unwrap().image.as_deref(), Some("img@sha256:1"));
+    }
+
+    #[test]
+    fn release_accepted_failures_name_the_step() {
+        let failed = |step, error: &str| {
+            accepted(PayloadLoad::Failed {
+                update: requested(),
+                step,
+                error: error.into(),
+            })
+        };
+        let cases = [
+            (
+                PayloadLoadStep::RetrievePayload,
+                "pull: unauthorized",
+                "Retrieving payload failed version=\"4.19.0\" image=\"img@sha256:2\" failure=pull: unauthorized",
+            ),
+            (
+                PayloadLoadStep::LoadPayload,
+                "bad release-metadata",
+                "Loading payload failed version=\"4.19.0\" image=\"img@sha256:2\" failure=bad release-metadata",
+            ),
+            (
+                PayloadLoadStep::VerifyPayloadVersion,
+                "release image version 4.19.1 does not match the expected upstream version 4.19.0",
+                "Verifying payload failed version=\"4.19.0\" image=\"img@sha256:2\" failure=release image version 4.19.1 does not match the expected upstream version 4.19.0",
+            ),
+            (
+                PayloadLoadStep::PreconditionChecks,
+                "Precondition \"EtcdRecentBackup\" failed because of \"X\": y",
+                "Preconditions failed for payload loaded version=\"4.19.0\" image=\"img@sha256:2\": Precondition \"EtcdRecentBackup\" failed because of \"X\": y",
+            ),
+        ];
+        for (step, error, want) in cases {
+            let s = failed(step, error);
+            assert_eq!(msg(&s, "ReleaseAccepted"), ("False", step.as_str(), want));
+            assert_eq!(
+                s.desired.as_ref().unwrap().version.as_deref(),
+                Some("4.18.0")
+            );
+        }
+    }
+
+    #[test]
+    fn release_accepted_transitions_only_on_status_change() {
+        let retrieving = accepted(PayloadLoad::Retrieving(requested()));
+        let failed = next_status(StatusInput {
+            payload_load: PayloadLoad::Failed {
+                update: requested(),
+                step: PayloadLoadStep::RetrievePayload,
+                error: "e".into(),
+            },
+            ..input(Some(&retrieving), &NO_CAPABILITIES, T1, Progress::default())
+        });
+        assert_eq!(cond(&failed, "ReleaseAccepted").last_transition_time, t(T1));
+        let again = next_status(StatusInput {
+            payload_load: PayloadLoad::Failed {
+                update: requested(),
+                step: PayloadLoadStep::LoadPayload,
+                error: "e".into(),
+            },
+            ..input(Some(&failed), &NO_CAPABILITIES, T2, Progress::default())
+        });
+        assert_eq!(msg(&again, "ReleaseAccepted").1, "LoadPayload");
+        assert_eq!(cond(&again, "ReleaseAccepted").last_transition_time, t(T1));
     }
 
     fn entry(state: &str, version: &str, image: &str, completed: Option<&str>) -> UpdateHistory {

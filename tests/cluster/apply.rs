@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, ensure};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -17,7 +19,8 @@ use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
 use cvo::graph::Mode;
 use cvo::include::{CapabilityFilter, InclusionConfig, include};
 use cvo::manifest::{DELETE_ANNOTATION, Manifest};
-use cvo::operator::{ApplyOptions, ApplyReport, apply_payload, apply_payload_with};
+use cvo::operator::apply::ClusterVersionOwner;
+use cvo::operator::{ApplyOptions, ApplyReport, Effect, apply_payload, apply_payload_with};
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 
 use super::Ctx;
@@ -54,6 +57,17 @@ async fn apply_all(ctx: &Ctx<'_>, payload: &Payload, mode: Mode) -> ApplyReport 
     let config = small_config();
     let manifests = payload.included(&config);
     apply_payload(&ctx.admin, &manifests, &config, mode, WORKERS).await
+}
+
+async fn apply_with(
+    ctx: &Ctx<'_>,
+    payload: &Payload,
+    mode: Mode,
+    options: &ApplyOptions,
+) -> ApplyReport {
+    let config = small_config();
+    let manifests = payload.included(&config);
+    apply_payload_with(&ctx.admin, &manifests, &config, mode, WORKERS, options).await
 }
 
 fn namespace(name: &str) -> String {
@@ -442,6 +456,248 @@ pub async fn apply_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     );
     let api: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), &ns);
     ensure!(cm_value(&api, "cli").await?.as_deref() == Some("v"));
+    cleanup(ctx, &ns).await;
+    Ok(())
+}
+
+fn deployment(ns: &str, name: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: {ns}\n  annotations:\n    include.release.openshift.io/{PROFILE}: \"true\"\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n    spec:\n      containers:\n      - name: main\n        image: quay.io/example/{name}:1\n"
+    )
+}
+
+fn job(ns: &str, name: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: {ns}\n  annotations:\n    include.release.openshift.io/{PROFILE}: \"true\"\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: quay.io/example/{name}:1\n"
+    )
+}
+
+/// Plays the controller: writes `status` through the status subresource.
+async fn set_status<K>(api: &Api<K>, name: &str, status: serde_json::Value) -> anyhow::Result<()>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({ "status": status })),
+    )
+    .await?;
+    Ok(())
+}
+
+fn installing() -> ApplyOptions {
+    ApplyOptions {
+        initializing: true,
+        ..ApplyOptions::default()
+    }
+}
+
+/// Spec §7.3: an applied Deployment is checked on the object the apply returned; a replica
+/// failure fails the task at once with upstream's `UpdateError`; a deletion in progress is a
+/// plain error (retried, then `Could not update`); Initializing checks nothing.
+pub async fn apply_checks_deployment_health(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let ns = unique("cvo-test-deploy");
+    let (_d, payload) = write_payload(&[
+        ("0000_10_test_00_ns.yaml", namespace(&ns)),
+        ("0000_10_test_01_deploy.yaml", deployment(&ns, "web")),
+    ])?;
+    let report = apply_all(ctx, &payload, Mode::Update).await;
+    ensure!(
+        report.is_success() && report.done == 2,
+        "a Deployment without conditions is not waited on: {report:#?}"
+    );
+
+    let api: Api<Deployment> = Api::namespaced(ctx.admin.clone(), &ns);
+    let failure = json!({"unavailableReplicas": 1, "conditions": [{"type": "ReplicaFailure", "status": "True",
+        "reason": "FailedCreate", "message": "pods \"web-1\" is forbidden: exceeded quota"}]});
+    set_status(&api, "web", failure).await?;
+    // Retries 2 s apart would show: an UpdateError fails fast.
+    let slow_retries = ApplyOptions {
+        attempts: 3,
+        retry_interval: Duration::from_secs(2),
+        ..ApplyOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let report = apply_with(ctx, &payload, Mode::Update, &slow_retries).await;
+    ensure!(
+        t0.elapsed() < Duration::from_secs(2),
+        "retried: {:?}",
+        t0.elapsed()
+    );
+    ensure!(report.done == 1 && report.errors.len() == 1, "{report:#?}");
+    let e = &report.errors[0];
+    ensure!(e.reason == "WorkloadNotProgressing", "{e:?}");
+    ensure!(
+        e.message
+            == format!(
+                "deployment {ns}/web has a replica failure FailedCreate: pods \"web-1\" is forbidden: exceeded quota"
+            ),
+        "{e:?}"
+    );
+    ensure!(
+        e.error == format!("deployment {ns}/web has some pods failing; unavailable replicas=1"),
+        "{e:?}"
+    );
+    ensure!(e.name == Some(format!("{ns}/web")), "{e:?}");
+    ensure!(e.effect == Effect::Fail, "{e:?}");
+    ensure!(
+        e.task == format!("deployment \"{ns}/web\" (2 of 2)"),
+        "{e:?}"
+    );
+
+    let report = apply_with(ctx, &payload, Mode::Install, &installing()).await;
+    ensure!(
+        report.is_success() && report.done == 2,
+        "Initializing checks no workload: {report:#?}"
+    );
+
+    // Being deleted (held by a finalizer): a plain error.
+    let hold = json!({"metadata": {"finalizers": ["cvo-test/hold"]}});
+    api.patch("web", &PatchParams::default(), &Patch::Merge(&hold))
+        .await?;
+    api.delete("web", &DeleteParams::default()).await?;
+    let once = ApplyOptions {
+        attempts: 1,
+        ..ApplyOptions::default()
+    };
+    let report = apply_with(ctx, &payload, Mode::Update, &once).await;
+    let release = json!({"metadata": {"finalizers": null}});
+    api.patch("web", &PatchParams::default(), &Patch::Merge(&release))
+        .await?;
+    ensure!(report.errors.len() == 1, "{report:#?}");
+    let e = &report.errors[0];
+    ensure!(e.reason == "UpdatePayloadFailed", "{e:?}");
+    ensure!(
+        e.message == format!("Could not update deployment \"{ns}/web\" (2 of 2)"),
+        "{e:?}"
+    );
+    ensure!(
+        e.error == format!("deployment {ns}/web is being deleted"),
+        "{e:?}"
+    );
+    ensure!(e.name.is_none(), "{e:?}");
+    cleanup(ctx, &ns).await;
+    Ok(())
+}
+
+/// Spec §7.3: a Job without active pods and with failed ones fails its task with upstream's
+/// plain error; a running or fresh Job does not; Initializing checks nothing.
+pub async fn apply_checks_job_health(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let ns = unique("cvo-test-job");
+    let (_d, payload) = write_payload(&[
+        ("0000_10_test_00_ns.yaml", namespace(&ns)),
+        ("0000_10_test_01_job.yaml", job(&ns, "migrate")),
+    ])?;
+    let report = apply_all(ctx, &payload, Mode::Update).await;
+    ensure!(report.is_success() && report.done == 2, "{report:#?}");
+
+    let api: Api<Job> = Api::namespaced(ctx.admin.clone(), &ns);
+    set_status(&api, "migrate", json!({"active": 1})).await?;
+    let report = apply_all(ctx, &payload, Mode::Update).await;
+    ensure!(report.is_success(), "a running Job: {report:#?}");
+
+    set_status(&api, "migrate", json!({"active": 0, "failed": 1})).await?;
+    let once = ApplyOptions {
+        attempts: 1,
+        ..ApplyOptions::default()
+    };
+    let report = apply_with(ctx, &payload, Mode::Update, &once).await;
+    ensure!(report.done == 1 && report.errors.len() == 1, "{report:#?}");
+    let e = &report.errors[0];
+    ensure!(e.reason == "UpdatePayloadFailed", "{e:?}");
+    ensure!(
+        e.message == format!("Could not update job \"{ns}/migrate\" (2 of 2)"),
+        "{e:?}"
+    );
+    ensure!(
+        e.error
+            == r#"deadline exceeded, reason: "DeadlineExceeded", message: "Job was active longer than specified deadline""#,
+        "{e:?}"
+    );
+    ensure!(e.name.is_none() && e.effect == Effect::Fail, "{e:?}");
+
+    let report = apply_with(ctx, &payload, Mode::Install, &installing()).await;
+    ensure!(
+        report.is_success() && report.done == 2,
+        "Initializing checks no workload: {report:#?}"
+    );
+    cleanup(ctx, &ns).await;
+    Ok(())
+}
+
+fn owner_refs(meta: &kube::api::ObjectMeta) -> serde_json::Value {
+    serde_json::to_value(meta.owner_references.clone().unwrap_or_default())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// Spec §7.3 apply modifier: with an owner, applied objects are owned by the ClusterVersion
+/// (its controller unless create-only), and a manifest's own, foreign, owner references win.
+pub async fn apply_sets_owner_references(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let ns = unique("cvo-test-owner");
+    // No garbage collector runs in the test cluster, so a made-up uid owns safely.
+    let owner = ClusterVersionOwner {
+        name: "version".into(),
+        uid: "6f2e8c1a-0b7d-4c1e-9a55-3d2f1e0c9b8a".into(),
+    };
+    let options = ApplyOptions {
+        owner: Some(owner.clone()),
+        ..ApplyOptions::default()
+    };
+    let create_only = "    release.openshift.io/create-only: \"true\"\n";
+    let foreign = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "plain",
+                          "uid": "0c1d2e3f-4a5b-4c6d-8e7f-901234567890"}]);
+    let owned_by = |refs: &serde_json::Value| {
+        config_map(&ns, "shared", "", "v").replace(
+            "metadata:\n",
+            &format!("metadata:\n  ownerReferences: {refs}\n"),
+        )
+    };
+    let (_d, first) = write_payload(&[
+        ("0000_10_test_00_ns.yaml", namespace(&ns)),
+        ("0000_10_test_01_cm.yaml", config_map(&ns, "plain", "", "v")),
+        (
+            "0000_10_test_02_cm.yaml",
+            config_map(&ns, "once", create_only, "v"),
+        ),
+        (
+            "0000_10_test_03_cm.yaml",
+            config_map(&ns, "shared", "", "v"),
+        ),
+    ])?;
+    let report = apply_with(ctx, &first, Mode::Update, &options).await;
+    ensure!(report.is_success() && report.done == 4, "{report:#?}");
+
+    let ours = |controller: bool| {
+        let mut r = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+                           "name": owner.name, "uid": owner.uid});
+        if controller {
+            r["controller"] = json!(true);
+        }
+        json!([r])
+    };
+    let namespaces: Api<Namespace> = Api::all(ctx.admin.clone());
+    let got = owner_refs(&namespaces.get(&ns).await?.metadata);
+    ensure!(got == ours(true), "namespace: {got}");
+    let cms: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), &ns);
+    for (name, want) in [
+        ("plain", ours(true)),
+        ("once", ours(false)),
+        ("shared", ours(true)),
+    ] {
+        let got = owner_refs(&cms.get(name).await?.metadata);
+        ensure!(got == want, "{name}: {got}, want {want}");
+    }
+
+    // The manifest names an owner of its own: it replaces the ClusterVersion.
+    let (_d, second) = write_payload(&[
+        ("0000_10_test_00_ns.yaml", namespace(&ns)),
+        ("0000_10_test_03_cm.yaml", owned_by(&foreign)),
+    ])?;
+    let report = apply_with(ctx, &second, Mode::Update, &options).await;
+    ensure!(report.is_success() && report.done == 2, "{report:#?}");
+    let got = owner_refs(&cms.get("shared").await?.metadata);
+    ensure!(got == foreign, "shared: {got}");
     cleanup(ctx, &ns).await;
     Ok(())
 }

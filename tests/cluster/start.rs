@@ -24,21 +24,26 @@ use super::{Ctx, condition, install_crds};
 const PROFILE: &str = "self-managed-high-availability";
 const CAPABILITY: &str = "capability.openshift.io/name";
 
-fn options() -> anyhow::Result<RunOptions> {
+pub fn options() -> anyhow::Result<RunOptions> {
     let payload = Payload::from_input(
         read_input(&PayloadSource::Bundled)?,
         &LoadOptions::default(),
     )?;
-    Ok(RunOptions {
+    Ok(options_with(payload))
+}
+
+/// Fast loop settings for tests over `payload`.
+pub fn options_with(payload: Payload) -> RunOptions {
+    RunOptions {
         resync_interval: Duration::from_millis(100),
         profile: PROFILE.into(),
         exclude: None,
         poll_interval: Duration::from_millis(100),
         ..RunOptions::new(payload)
-    })
+    }
 }
 
-fn spec(additional: &[&str]) -> ClusterVersionSpec {
+pub fn spec(additional: &[&str]) -> ClusterVersionSpec {
     ClusterVersionSpec {
         cluster_id: "0b4b1d5e-8f0c-4a4e-9d8a-3c1f9e2b7a61".into(),
         capabilities: Some(CapabilitiesSpec {
@@ -53,7 +58,7 @@ fn spec(additional: &[&str]) -> ClusterVersionSpec {
 }
 
 /// What an operator reports once it runs the payload's versions: Available, not Degraded.
-async fn mark_healthy(ctx: &Ctx<'_>, payload: &Payload, name: &str) -> anyhow::Result<()> {
+pub async fn mark_healthy(ctx: &Ctx<'_>, payload: &Payload, name: &str) -> anyhow::Result<()> {
     let manifest = (payload.manifests.iter())
         .find(|m| m.gvk.is("config.openshift.io", "ClusterOperator") && m.id.name == name)
         .with_context(|| format!("no ClusterOperator {name} in the payload"))?;
@@ -72,7 +77,7 @@ async fn mark_healthy(ctx: &Ctx<'_>, payload: &Payload, name: &str) -> anyhow::R
     Ok(())
 }
 
-async fn status(ctx: &Ctx<'_>) -> anyhow::Result<ClusterVersionStatus> {
+pub async fn status(ctx: &Ctx<'_>) -> anyhow::Result<ClusterVersionStatus> {
     let api: Api<ClusterVersion> = Api::all(ctx.admin.clone());
     api.get_status("version")
         .await?
@@ -80,7 +85,7 @@ async fn status(ctx: &Ctx<'_>) -> anyhow::Result<ClusterVersionStatus> {
         .context("no ClusterVersion status")
 }
 
-fn condition_of(status: &ClusterVersionStatus, type_: &str) -> (String, String) {
+pub fn condition_of(status: &ClusterVersionStatus, type_: &str) -> (String, String) {
     status
         .conditions
         .iter()
@@ -90,7 +95,7 @@ fn condition_of(status: &ClusterVersionStatus, type_: &str) -> (String, String) 
         })
 }
 
-fn check_condition(
+pub fn check_condition(
     status: &ClusterVersionStatus,
     type_: &str,
     want: (&str, &str),
@@ -104,7 +109,7 @@ fn check_condition(
 }
 
 /// A fresh ClusterVersion `version` with baseline None (status starts empty).
-async fn reset_cluster_version(ctx: &Ctx<'_>) -> anyhow::Result<Api<ClusterVersion>> {
+pub async fn reset_cluster_version(ctx: &Ctx<'_>) -> anyhow::Result<Api<ClusterVersion>> {
     install_crds(&ctx.admin).await?;
     install_foreign_crds(ctx).await?;
     let api: Api<ClusterVersion> = Api::all(ctx.admin.clone());
@@ -262,7 +267,7 @@ pub async fn start_enables_then_keeps_a_capability(ctx: &Ctx<'_>) -> anyhow::Res
         "Progressing",
         (
             "False",
-            "Error while reconciling 4.18.0: Cluster operator console is not available",
+            "Error while reconciling 4.18.0: the cluster operator console is not available",
         ),
     )?;
 
@@ -568,88 +573,42 @@ pub async fn start_leader_election_hands_over(ctx: &Ctx<'_>) -> anyhow::Result<(
     Ok(())
 }
 
-/// The payload's own RBAC is enough: bound to the restricted user (no other permissions), a
-/// full pass (leader election included) completes without a Forbidden error.
+/// The operator runs as its own ServiceAccount `openshift-cluster-version/cluster-version-operator`
+/// with a token from the TokenRequest API, authorized only by the payload's own RBAC
+/// (`0000_00_cluster-version-operator_03_roles.yaml`, applied by an admin's install pass, as the
+/// installer's bootstrap does): a full pass, then the loop with leader election.
 pub async fn start_as_restricted_user(ctx: &Ctx<'_>) -> anyhow::Result<()> {
-    use kube::api::DynamicObject;
-    use kube::discovery::ApiResource;
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::ServiceAccount;
     let mut options = options()?;
     fresh_install(ctx, &options).await?;
-    cvo_namespace(ctx).await?;
-    // The payload's ClusterRole and leader-election Role, as the admin would install them.
-    let params = PatchParams::apply("cvo-test").force();
-    for m in &options.payload.manifests {
-        if !m.file.contains("cluster-version-operator_03_roles") {
-            continue;
-        }
-        let object = m.object();
-        let kind = object["kind"].as_str().unwrap_or_default();
-        if kind != "ClusterRole" && kind != "Role" {
-            continue;
-        }
-        let gvk = kube::core::GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", kind);
-        let resource = ApiResource::from_gvk(&gvk);
-        let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-            Some(ns) => Api::namespaced_with(ctx.admin.clone(), ns, &resource),
-            None => Api::all_with(ctx.admin.clone(), &resource),
-        };
-        api.patch(&m.id.name, &params, &Patch::Apply(&object))
-            .await?;
-    }
-    let subject = json!([{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "cvo-restricted"}]);
-    let binding = |kind: &str, name: &str, role_kind: &str, role: &str| {
-        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
-               "metadata": {"name": name, "namespace": "openshift-cluster-version"},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
-               "subjects": subject})
+    let install = sync_once(&ctx.admin, &options, &mut SyncState::default()).await?;
+    ensure!(install.report.is_success(), "{:#?}", install.report.errors);
+
+    let accounts: Api<ServiceAccount> =
+        Api::namespaced(ctx.admin.clone(), "openshift-cluster-version");
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: vec![],
+            expiration_seconds: Some(3600),
+            ..Default::default()
+        },
+        ..Default::default()
     };
-    let crb = ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
-        "rbac.authorization.k8s.io",
-        "v1",
-        "ClusterRoleBinding",
-    ));
-    let mut cluster_binding = binding(
-        "ClusterRoleBinding",
-        "cvo-restricted-test",
-        "ClusterRole",
-        "cluster-version-operator",
+    let token = accounts
+        .create_token_request("cluster-version-operator", &PostParams::default(), &request)
+        .await?
+        .status
+        .context("no token in the TokenRequest status")?
+        .token;
+    let restricted = ctx.cluster.client_with_token(&token).await?;
+    // Not an admin: the token only has what the payload's roles grant.
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(restricted.clone(), "kube-system");
+    ensure!(
+        matches!(secrets.list(&Default::default()).await, Err(kube::Error::Api(s)) if s.code == 403),
+        "the ServiceAccount can list kube-system secrets"
     );
-    cluster_binding["metadata"]
-        .as_object_mut()
-        .context("metadata")?
-        .remove("namespace");
-    Api::<DynamicObject>::all_with(ctx.admin.clone(), &crb)
-        .patch(
-            "cvo-restricted-test",
-            &params,
-            &Patch::Apply(&cluster_binding),
-        )
-        .await?;
-    let rb = ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
-        "rbac.authorization.k8s.io",
-        "v1",
-        "RoleBinding",
-    ));
-    Api::<DynamicObject>::namespaced_with(ctx.admin.clone(), "openshift-cluster-version", &rb)
-        .patch(
-            "cvo-restricted-test",
-            &params,
-            &Patch::Apply(&binding(
-                "RoleBinding",
-                "cvo-restricted-test",
-                "Role",
-                "cluster-version-operator-leader-election",
-            )),
-        )
-        .await?;
-    // RBAC is cached by the authorizer only briefly; wait until the binding is in effect.
-    let restricted = ctx.cluster.restricted().await?;
-    let cv: Api<ClusterVersion> = Api::all(restricted.clone());
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while let Err(e) = cv.get("version").await {
-        ensure!(std::time::Instant::now() < deadline, "still forbidden: {e}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 
     let mut state = SyncState::default();
     let pass = sync_once(&restricted, &options, &mut state).await?;
@@ -678,5 +637,90 @@ pub async fn start_as_restricted_user(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let s = status(ctx).await?;
     check_condition(&s, "Available", ("True", "Done applying 4.18.0"))?;
     check_condition(&s, "Failing", ("False", ""))?;
+    Ok(())
+}
+
+/// Overrides (spec §6): an `unmanaged` Deployment is left as someone else set it and the
+/// cluster reports `Upgradeable=False` with upstream's reason and message; once the override is
+/// removed, the next pass takes the Deployment back and the condition goes away.
+pub async fn start_honours_overrides(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let options = options()?;
+    fresh_install(ctx, &options).await?;
+    let mut state = SyncState::default();
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+
+    let cv: Api<ClusterVersion> = Api::all(ctx.admin.clone());
+    let set_overrides = |unmanaged: bool| {
+        let cv = cv.clone();
+        async move {
+            let overrides = if unmanaged {
+                json!([{"kind": "Deployment", "group": "apps", "namespace": "openshift-etcd-operator",
+                        "name": "etcd-operator", "unmanaged": true}])
+            } else {
+                json!(null)
+            };
+            let patch = json!({"spec": {"overrides": overrides}});
+            cv.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+        }
+    };
+    let deployments: Api<Deployment> =
+        Api::namespaced(ctx.admin.clone(), "openshift-etcd-operator");
+    let replicas = || async {
+        anyhow::Ok(
+            deployments
+                .get("etcd-operator")
+                .await?
+                .spec
+                .and_then(|s| s.replicas),
+        )
+    };
+    let scale = json!({"spec": {"replicas": 3}});
+
+    set_overrides(true).await?;
+    deployments
+        .patch(
+            "etcd-operator",
+            &PatchParams::default(),
+            &Patch::Merge(&scale),
+        )
+        .await?;
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    ensure!(
+        replicas().await? == Some(3),
+        "the unmanaged Deployment was applied"
+    );
+    let s = status(ctx).await?;
+    let upgradeable = s
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Upgradeable")
+        .context("no Upgradeable condition")?;
+    ensure!(
+        upgradeable.status == "False"
+            && upgradeable.reason.as_deref() == Some("ClusterVersionOverrides")
+            && upgradeable.message.as_deref()
+                == Some(
+                    "Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update."
+                ),
+        "{upgradeable:?}"
+    );
+
+    set_overrides(false).await?;
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    ensure!(
+        replicas().await? == Some(1),
+        "the Deployment was not taken back"
+    );
+    let s = status(ctx).await?;
+    ensure!(
+        !s.conditions.iter().any(|c| c.type_ == "Upgradeable"),
+        "{:?}",
+        s.conditions
+    );
     Ok(())
 }

@@ -55,6 +55,25 @@ impl Cluster {
         client(&self.dir.join("kubeconfig-restricted")).await
     }
 
+    /// A client that authenticates with a bearer `token` (e.g. a ServiceAccount's, from the
+    /// TokenRequest API) instead of the admin's.
+    pub async fn client_with_token(&self, token: &str) -> anyhow::Result<kube::Client> {
+        let admin_token = std::fs::read_to_string(self.dir.join("admin.token"))?;
+        let text = std::fs::read_to_string(&self.kubeconfig)?;
+        let text = text.replace(admin_token.trim(), token);
+        let kubeconfig = Kubeconfig::from_yaml(&text)?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    /// Stops (`"stop"`) or starts (`"start"`) the kube-apiserver alone, on the same port; etcd
+    /// and its data stay (`hack/cluster/apiserver.sh`). Blocking.
+    pub fn apiserver(&self, action: &str) -> anyhow::Result<()> {
+        run_script("apiserver.sh", &[self.dir.as_os_str(), action.as_ref()])?;
+        Ok(())
+    }
+
     /// Stops the cluster; errors are reported, not raised, as this also runs from `drop`.
     pub fn stop(&mut self) {
         if self.dir.as_os_str().is_empty() {

@@ -1,0 +1,495 @@
+//! Updates driven by `spec.desiredUpdate` against the real kube-apiserver, over the bundled
+//! upgrade pair `payloads/4.17.0` → `payloads/4.18.0` (see payloads/README.md): 4.18.0 adds a
+//! Console ServiceAccount (an enabled capability grows), baremetal RBAC (a disabled capability
+//! grows), moves the MachineAPI ConfigMap into the MachineAPI capability, deletes a Service and
+//! adds a migration Job. No operators run: the tests mark ClusterOperators themselves.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, ensure};
+use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::sync::watch;
+
+use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionStatus};
+use cvo::operator::run::{SyncState, sync_once};
+use cvo::operator::{Metrics, RunOptions, run};
+use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+
+use super::Ctx;
+use super::condition;
+use super::start_tests::{
+    check_condition, condition_of, mark_healthy, options_with, reset_cluster_version, spec, status,
+};
+
+const OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.17.0");
+const NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
+const MACHINE_API_NS: &str = "openshift-machine-api";
+const MACHINE_API_IMAGES: &str = "machine-api-operator-images";
+const NEW_MACHINE_API_DIGEST: &str =
+    "sha256:0d5ab0b3c1f5e1aa2c4bd4a1ac6ed5e1a9c3d0b6e7f2a8c4d6e1f3a5b7c9d2e4f6";
+const OLD_MACHINE_API_DIGEST: &str =
+    "sha256:9a1f0c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a";
+
+/// A payload directory loaded as `cvo start --payload DIR --release-image DIR` would.
+fn load(dir: &str) -> anyhow::Result<Payload> {
+    let options = LoadOptions {
+        release_image: Some(dir.to_string()),
+        cluster_profile: "self-managed-high-availability".into(),
+        strict_templates: false,
+    };
+    Ok(Payload::from_input(
+        read_input(&PayloadSource::Directory(dir.into()))?,
+        &options,
+    )?)
+}
+
+async fn delete_if_exists<K>(api: &Api<K>, name: &str) -> anyhow::Result<()>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The objects whose creation or deletion the upgrade must show, removed first: earlier tests
+/// applied the bundled 4.18.0 payload to this cluster.
+async fn forget_upgrade_objects(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let c = &ctx.admin;
+    let sa: Api<ServiceAccount> = Api::namespaced(c.clone(), "openshift-console-operator");
+    delete_if_exists(&sa, "console-operator").await?;
+    let role: Api<ClusterRole> = Api::all(c.clone());
+    delete_if_exists(&role, "cluster-baremetal-operator").await?;
+    let binding: Api<ClusterRoleBinding> = Api::all(c.clone());
+    delete_if_exists(&binding, "cluster-baremetal-operator").await?;
+    let cm: Api<ConfigMap> = Api::namespaced(c.clone(), MACHINE_API_NS);
+    delete_if_exists(&cm, MACHINE_API_IMAGES).await?;
+    let svc: Api<Service> = Api::namespaced(c.clone(), "openshift-etcd-operator");
+    delete_if_exists(&svc, "etcd-operator-legacy-metrics").await?;
+    Ok(())
+}
+
+async fn exists<K>(api: &Api<K>, name: &str) -> anyhow::Result<bool>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    Ok(api.get_opt(name).await?.is_some())
+}
+
+async fn machine_api_images(ctx: &Ctx<'_>) -> anyhow::Result<String> {
+    let cm: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), MACHINE_API_NS);
+    Ok(cm
+        .get(MACHINE_API_IMAGES)
+        .await?
+        .data
+        .and_then(|d| d.get("images.json").cloned())
+        .unwrap_or_default())
+}
+
+/// 4.18.0's deletion and update took place.
+async fn check_updated_objects(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let legacy: Api<Service> = Api::namespaced(ctx.admin.clone(), "openshift-etcd-operator");
+    ensure!(
+        !exists(&legacy, "etcd-operator-legacy-metrics").await?,
+        "the legacy Service was not deleted"
+    );
+    let images = machine_api_images(ctx).await?;
+    ensure!(images.contains(NEW_MACHINE_API_DIGEST), "{images}");
+    Ok(())
+}
+
+/// What an operator still running an older release reports: Available, every operand at
+/// `version`.
+async fn mark_at_version(ctx: &Ctx<'_>, name: &str, version: &str) -> anyhow::Result<()> {
+    let api: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    let params = PatchParams::apply("cvo-test-operator").force();
+    let status = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+        "status": {"versions": [{"name": "operator", "version": version},
+                                {"name": "etcd", "version": version}],
+                   "conditions": [condition("Available", "True", "AsExpected", ""),
+                                  condition("Degraded", "False", "AsExpected", "")]}});
+    api.patch_status(name, &params, &Patch::Apply(&status))
+        .await?;
+    Ok(())
+}
+
+/// What an operator that lost its operand reports.
+async fn mark_unavailable(ctx: &Ctx<'_>, name: &str) -> anyhow::Result<()> {
+    let api: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    let params = PatchParams::apply("cvo-test-operator").force();
+    let status = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+        "status": {"conditions": [condition("Available", "False", "NoPods", "no etcd pods"),
+                                  condition("Degraded", "False", "AsExpected", "")]}});
+    api.patch_status(name, &params, &Patch::Apply(&status))
+        .await?;
+    Ok(())
+}
+
+async fn request_release(
+    api: &Api<ClusterVersion>,
+    image: &str,
+    version: Option<&str>,
+) -> anyhow::Result<()> {
+    let patch = json!({"spec": {"desiredUpdate": {"image": image, "version": version}}});
+    api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
+/// (history state, version) of every entry, newest first.
+fn history(s: &ClusterVersionStatus) -> Vec<(String, String)> {
+    s.history
+        .iter()
+        .map(|h| (h.state.clone(), h.version.clone().unwrap_or_default()))
+        .collect()
+}
+
+fn entries(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// Installs 4.17.0 with baseline None + Console and healthy operators; returns the loop's
+/// options and state after the first complete pass.
+async fn install_old(
+    ctx: &Ctx<'_>,
+) -> anyhow::Result<(Api<ClusterVersion>, RunOptions, SyncState)> {
+    let api = reset_cluster_version(ctx).await?;
+    forget_upgrade_objects(ctx).await?;
+    let options = options_with(load(OLD)?);
+    for operator in ["etcd", "console"] {
+        mark_healthy(ctx, &options.payload, operator).await?;
+    }
+    api.create(
+        &PostParams::default(),
+        &ClusterVersion::new("version", spec(&["Console"])),
+    )
+    .await?;
+    let mut state = SyncState::default();
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let s = status(ctx).await?;
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    Ok((api, options, state))
+}
+
+/// The seed's update tests: an enabled capability that grows gets its new objects, a disabled
+/// one does not, and a resource that moves into a disabled capability enables it implicitly and
+/// stays reconciled. An operator that is not Available holds the update with the upstream
+/// Failing/Progressing text until it is; history gains exactly one entry.
+pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let (api, options, mut state) = install_old(ctx).await?;
+    let c = &ctx.admin;
+    let console_sa: Api<ServiceAccount> = Api::namespaced(c.clone(), "openshift-console-operator");
+    let baremetal_role: Api<ClusterRole> = Api::all(c.clone());
+    let legacy: Api<Service> = Api::namespaced(c.clone(), "openshift-etcd-operator");
+    ensure!(
+        !exists(&console_sa, "console-operator").await?,
+        "4.17.0 has no console SA"
+    );
+    ensure!(
+        exists(&legacy, "etcd-operator-legacy-metrics").await?,
+        "4.17.0 Service"
+    );
+    ensure!(
+        machine_api_images(ctx)
+            .await?
+            .contains(OLD_MACHINE_API_DIGEST)
+    );
+
+    request_release(&api, NEW, Some("4.18.0")).await?;
+    // etcd still reports an older operator version: the update waits on it without failing.
+    mark_at_version(ctx, "etcd", "4.17.0-previous").await?;
+    let pass = sync_once(c, &options, &mut state).await?;
+    let reasons: Vec<&str> = pass
+        .report
+        .errors
+        .iter()
+        .map(|e| e.reason.as_str())
+        .collect();
+    ensure!(
+        reasons == ["ClusterOperatorUpdating"],
+        "{:#?}",
+        pass.report.errors
+    );
+    let s = status(ctx).await?;
+    check_condition(&s, "Failing", ("False", ""))?;
+    let progressing = condition_of(&s, "Progressing");
+    ensure!(
+        progressing.0 == "True"
+            && progressing.1.starts_with("Working towards 4.18.0: ")
+            && progressing.1.ends_with("% complete), waiting on etcd"),
+        "{progressing:?}"
+    );
+
+    mark_unavailable(ctx, "etcd").await?;
+    let pass = sync_once(c, &options, &mut state).await?;
+    ensure!(!pass.report.is_success(), "etcd is not available");
+    let s = status(ctx).await?;
+    ensure!(
+        s.desired.as_ref().and_then(|d| d.version.as_deref()) == Some("4.18.0"),
+        "{:?}",
+        s.desired
+    );
+    ensure!(
+        history(&s) == entries(&[("Partial", "4.18.0"), ("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    ensure!(s.history[1].completion_time.is_some(), "superseded entry");
+    check_condition(
+        &s,
+        "Failing",
+        ("True", "Cluster operator etcd is not available"),
+    )?;
+    check_condition(
+        &s,
+        "Progressing",
+        (
+            "True",
+            "Unable to apply 4.18.0: the cluster operator etcd is not available",
+        ),
+    )?;
+    check_condition(
+        &s,
+        "ImplicitlyEnabledCapabilities",
+        (
+            "True",
+            "The following capabilities could not be disabled: MachineAPI",
+        ),
+    )?;
+
+    mark_healthy(ctx, &options.payload, "etcd").await?;
+    let pass = sync_once(c, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let s = status(ctx).await?;
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    check_condition(&s, "Available", ("True", "Done applying 4.18.0"))?;
+    check_condition(&s, "Progressing", ("False", "Cluster version is 4.18.0"))?;
+    check_condition(&s, "Failing", ("False", ""))?;
+    let caps = s.capabilities.clone().unwrap_or_default();
+    let enabled: Vec<&str> = caps
+        .enabled_capabilities
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    ensure!(enabled == ["Console", "MachineAPI"], "{enabled:?}");
+
+    ensure!(
+        exists(&console_sa, "console-operator").await?,
+        "enabled Console grew"
+    );
+    ensure!(
+        !exists(&baremetal_role, "cluster-baremetal-operator").await?,
+        "disabled baremetal grew"
+    );
+    check_updated_objects(ctx).await?;
+
+    // Still managed: drift in the moved ConfigMap is put back.
+    let cm: Api<ConfigMap> = Api::namespaced(c.clone(), MACHINE_API_NS);
+    let drift = json!({"data": {"images.json": "{}"}});
+    cm.patch(
+        MACHINE_API_IMAGES,
+        &PatchParams::default(),
+        &Patch::Merge(&drift),
+    )
+    .await?;
+    let pass = sync_once(c, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    ensure!(
+        machine_api_images(ctx)
+            .await?
+            .contains(NEW_MACHINE_API_DIGEST)
+    );
+    Ok(())
+}
+
+/// The apiserver goes away in the middle of the update pass and comes back: the loop recovers
+/// and completes, and history has one entry per release.
+pub async fn upgrade_survives_apiserver_restart(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let (api, mut options, _) = install_old(ctx).await?;
+    options.resync_interval = Duration::from_millis(200);
+    let metrics = Arc::new(Metrics::new());
+    options.metrics = Some(metrics.clone());
+    let (stop, stopped) = watch::channel(false);
+    let driver = async {
+        request_release(&api, NEW, None).await?;
+        // The storage-migration namespace is created at run level 50 of the 4.18.0 pass.
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(ctx.admin.clone());
+        let mut polls = 0;
+        while !exists(&namespaces, "openshift-storage-migration").await? {
+            polls += 1;
+            ensure!(polls < 3000, "the update pass never reached run level 50");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let cluster = ctx.cluster;
+        tokio::task::block_in_place(|| cluster.apiserver("stop"))?;
+        // Longer than a task's retries (0.2 + 0.4 + 0.8 + 1.6 s): the pass itself fails.
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        tokio::task::block_in_place(|| cluster.apiserver("start"))?;
+        let mut completed = false;
+        for _ in 0..300 {
+            let s = status(ctx).await?;
+            if s.history
+                .first()
+                .is_some_and(|h| h.state == "Completed" && h.version.as_deref() == Some("4.18.0"))
+            {
+                completed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        stop.send(true)?;
+        ensure!(completed, "the update did not complete after the restart");
+        anyhow::Ok(())
+    };
+    let (ran, drove) = tokio::join!(run(&ctx.admin, &options, stopped), driver);
+    drove?;
+    ran?;
+    let s = status(ctx).await?;
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    check_condition(&s, "Failing", ("False", ""))?;
+    let (errors, incomplete) = (metrics.passes("error"), metrics.passes("incomplete"));
+    eprintln!("  passes during the outage: {errors} error, {incomplete} incomplete");
+    ensure!(errors + incomplete > 0, "no pass saw the outage");
+    Ok(())
+}
+
+/// `cvo` as a process, with its own image cache and no docker credentials.
+fn cvo(ctx: &Ctx<'_>, tmp: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+    c.args(args)
+        .arg("--kubeconfig")
+        .arg(ctx.cluster.kubeconfig())
+        .arg("--cache-dir")
+        .arg(tmp.join("cache"))
+        .env("HOME", tmp.join("home"))
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env("CLUSTER_PROFILE", "self-managed-high-availability")
+        .env_remove("EXCLUDE_MANIFESTS");
+    c
+}
+
+fn run_ok(mut command: std::process::Command) -> anyhow::Result<String> {
+    let out = command.output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ensure!(out.status.success(), "{:?}: {stderr}", out.status);
+    Ok(stderr)
+}
+
+/// The update scenario driven by release images in a real registry: `cvo start --once` installs
+/// from `REG/cvo/release:4.17.0`, then follows `spec.desiredUpdate.image` to 4.18.0, pulling it.
+/// An image that cannot be pulled is reported as `ReleaseAccepted=False` with reason
+/// `RetrievePayload` and the upstream message, and the current payload stays applied.
+pub async fn upgrade_from_release_images(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let Some(registry) = super::registry_support::Registry::start_or_skip(tmp.path(), None) else {
+        return Ok(());
+    };
+    let image = |tag: &str| format!("{}/cvo/release:{tag}", registry.addr);
+    for (dir, tag) in [(OLD, "4.17.0"), (NEW, "4.18.0")] {
+        let mut push = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+        push.args(["payload", "push", dir, &image(tag)])
+            .arg("--cache-dir")
+            .arg(tmp.path().join("cache"))
+            .env("HOME", tmp.path().join("home"));
+        run_ok(push)?;
+    }
+    let api = reset_cluster_version(ctx).await?;
+    forget_upgrade_objects(ctx).await?;
+    mark_healthy(ctx, &load(OLD)?, "etcd").await?;
+    api.create(
+        &PostParams::default(),
+        &ClusterVersion::new("version", spec(&[])),
+    )
+    .await?;
+    let once = |payload: &str| {
+        cvo(
+            ctx,
+            tmp.path(),
+            &["start", "--once", "--disable-leader-election"],
+        )
+        .args(["--listen", "127.0.0.1:0", "--payload", payload])
+        .output()
+    };
+    let expect_ok = |out: std::process::Output| {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        ensure!(out.status.success(), "{:?}: {stderr}", out.status);
+        anyhow::Ok(stderr)
+    };
+    expect_ok(once(&image("4.17.0"))?)?;
+    let s = status(ctx).await?;
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    ensure!(s.history[0].image == image("4.17.0"), "{:?}", s.history);
+
+    request_release(&api, &image("4.18.0"), Some("4.18.0")).await?;
+    expect_ok(once(&image("4.17.0"))?)?;
+    let s = status(ctx).await?;
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    ensure!(s.history[0].image == image("4.18.0"), "{:?}", s.history);
+    ensure!(
+        s.desired.as_ref().and_then(|d| d.image.clone()) == Some(image("4.18.0")),
+        "{:?}",
+        s.desired
+    );
+    check_updated_objects(ctx).await?;
+
+    // The new operator runs 4.18.0; an update to an image that is not there is refused.
+    let missing = image("4.19.0");
+    request_release(&api, &missing, Some("4.19.0")).await?;
+    expect_ok(once(&image("4.18.0"))?)?;
+    let s = status(ctx).await?;
+    let accepted = s
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "ReleaseAccepted")
+        .context("no ReleaseAccepted")?;
+    let prefix =
+        format!("Retrieving payload failed version=\"4.19.0\" image=\"{missing}\" failure=");
+    ensure!(
+        accepted.status == "False"
+            && accepted.reason.as_deref() == Some("RetrievePayload")
+            && accepted
+                .message
+                .as_deref()
+                .is_some_and(|m| m.starts_with(&prefix)),
+        "{accepted:?}"
+    );
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    check_condition(&s, "Failing", ("False", ""))?;
+    drop(registry);
+    Ok(())
+}

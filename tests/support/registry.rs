@@ -1,0 +1,62 @@
+//! A real registry (Debian `docker-registry`) on 127.0.0.1, started by `hack/registry/up.sh`
+//! and stopped (its directory removed) on drop, panics included.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const HACK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/hack/registry");
+
+/// A running registry.
+pub struct Registry {
+    dir: PathBuf,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+}
+
+impl Registry {
+    /// Starts a registry with its state in `tmp/registry` (`auth`: `USER:PASSWORD` for basic
+    /// auth). `Err` with the script's message when it cannot start.
+    pub fn start(tmp: &Path, auth: Option<&str>) -> Result<Registry, String> {
+        let dir = tmp.join("registry");
+        let mut cmd = Command::new(format!("{HACK}/up.sh"));
+        cmd.arg(&dir);
+        if let Some(auth) = auth {
+            cmd.args(["--auth", auth]);
+        }
+        let out = cmd
+            .output()
+            .map_err(|e| format!("cannot run hack/registry/up.sh: {e}"))?;
+        if !out.status.success() {
+            let _ = Command::new(format!("{HACK}/down.sh")).arg(&dir).status();
+            return Err(format!(
+                "cannot start a registry (hack/registry/up.sh): {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let addr = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Ok(Registry { dir, addr })
+    }
+
+    /// [`Registry::start`], or `None` with a message when it cannot start and
+    /// `CVO_REQUIRE_REGISTRY` is not `1` (then it panics).
+    pub fn start_or_skip(tmp: &Path, auth: Option<&str>) -> Option<Registry> {
+        match Registry::start(tmp, auth) {
+            Ok(registry) => Some(registry),
+            Err(msg) if std::env::var("CVO_REQUIRE_REGISTRY").as_deref() == Ok("1") => {
+                panic!("{msg} and CVO_REQUIRE_REGISTRY=1")
+            }
+            Err(msg) => {
+                eprintln!("skipping: {msg}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = Command::new(format!("{HACK}/down.sh"))
+            .arg(&self.dir)
+            .status();
+    }
+}
