@@ -182,15 +182,22 @@ async fn run_passes(
             return Ok(());
         }
         let started = std::time::Instant::now();
-        let pass =
-            tokio::time::timeout(options.pass_timeout, sync_once(client, options, &mut state))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(anyhow::anyhow!(
-                        "the pass did not finish within {}s; its remaining tasks were cancelled",
-                        options.pass_timeout.as_secs()
-                    ))
-                });
+        let timed =
+            tokio::time::timeout(options.pass_timeout, sync_once(client, options, &mut state));
+        let pass = tokio::select! {
+            result = timed => result.unwrap_or_else(|_| {
+                Err(anyhow::anyhow!(
+                    "the pass did not finish within {}s; its remaining tasks were cancelled",
+                    options.pass_timeout.as_secs()
+                ))
+            }),
+            // As upstream cancels its context: tasks stop at their next request; every apply
+            // is idempotent, so the next start simply applies again.
+            () = shutdown_requested(&mut shutdown) => {
+                tracing::info!("shutting down: the running pass is cancelled");
+                return Ok(());
+            }
+        };
         let mut synced_generation = None;
         match pass {
             Ok(pass) => {
@@ -303,6 +310,13 @@ async fn sleep_until_change(
                 }
             },
         }
+    }
+}
+
+/// Resolves once shutdown is requested (never, when nobody can request it any more).
+async fn shutdown_requested(shutdown: &mut watch::Receiver<bool>) {
+    if shutdown.wait_for(|stop| *stop).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 
