@@ -113,6 +113,9 @@ pub struct SyncState {
     pub release_failure: Option<(RequestedUpdate, LoadFailure)>,
     /// When each ClusterOperator the payload waits on started updating (slow operators).
     pub start_times: OperatorUpdateStartTimes,
+    /// Upstream `SyncWork.Attempt`: passes that failed in a row, which rotates the reconcile
+    /// order so one stuck manifest cannot starve the others.
+    pub attempt: u64,
 }
 
 /// The outcome of one pass.
@@ -619,7 +622,10 @@ pub async fn sync_once(
     let sync_mode = sync_mode(cv.status.as_ref(), &image);
     let mode = match sync_mode {
         SyncMode::Initializing => Mode::Install,
-        SyncMode::Updating | SyncMode::Reconciling => Mode::Update,
+        SyncMode::Updating => Mode::Update,
+        SyncMode::Reconciling => Mode::Reconcile {
+            attempt: state.attempt,
+        },
     };
     let workers = workers_for(mode, &TaskGraph::build(&manifests, mode));
     let apply_options = ApplyOptions {
@@ -641,6 +647,11 @@ pub async fn sync_once(
         architecture: release.and_then(|r| r.architecture.clone()),
     };
     state.start_times.observe(&report, &now);
+    state.attempt = if report.is_success() {
+        0
+    } else {
+        state.attempt + 1
+    };
     let payload_load = match &state.release_failure {
         None => PayloadLoad::Loaded,
         Some((update, failure)) => PayloadLoad::Failed {
