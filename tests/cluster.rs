@@ -46,7 +46,7 @@ use start_tests::{
 };
 use upgrade_tests::{
     upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
-    upgrade_survives_apiserver_restart,
+    upgrade_preconditions_block_until_forced, upgrade_survives_apiserver_restart,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -117,6 +117,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_survives_apiserver_restart", |c| {
         Box::pin(upgrade_survives_apiserver_restart(c))
+    }),
+    ("upgrade_preconditions_block_until_forced", |c| {
+        Box::pin(upgrade_preconditions_block_until_forced(c))
     }),
     ("upgrade_from_release_images", |c| {
         Box::pin(upgrade_from_release_images(c))

@@ -1,9 +1,11 @@
-//! The in-cluster side: the `config.openshift.io/v1` API types the operator reads and writes.
+//! The in-cluster side: the `config.openshift.io/v1` API types the operator reads and writes,
+//! and the CVO's own checks of a ClusterVersion spec ([`validation`]).
 //!
 //! This and [`crate::operator`] are the library modules that depend on kube and k8s-openapi;
 //! the pure core stays free of them.
 
 pub mod crds;
+pub mod validation;
 
 pub use crds::{
     ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, ClusterOperatorStatusCondition,

@@ -8,19 +8,26 @@
 use std::fmt;
 
 use super::status::{PayloadLoadStep, RequestedUpdate};
-use crate::cluster::ClusterVersionSpec;
+use crate::cluster::ClusterVersion;
+use crate::cluster::validation::images_for_version;
 use crate::payload::source::{PayloadSource, read_input};
 use crate::payload::{LoadOptions, Payload};
 
-/// `spec.desiredUpdate` with a non-empty image. A version alone would have to be looked up in
-/// `status.availableUpdates`, which needs an update service; such requests are not followed.
-pub fn requested_release(spec: &ClusterVersionSpec) -> Option<RequestedUpdate> {
-    let update = spec.desired_update.as_ref()?;
-    let image = update.image.as_deref().filter(|i| !i.is_empty())?;
-    Some(RequestedUpdate {
-        image: image.to_string(),
-        version: update.version.clone().unwrap_or_default(),
-    })
+/// `spec.desiredUpdate` (already validated, invalid fields cleared): its image, or for a version
+/// alone the one image an available update or the history names for it (upstream
+/// `findUpdateFromConfig`).
+pub fn requested_release(cv: &ClusterVersion) -> Option<RequestedUpdate> {
+    let update = cv.spec.desired_update.as_ref()?;
+    let version = update.version.clone().unwrap_or_default();
+    let image = match update.image.as_deref().filter(|i| !i.is_empty()) {
+        Some(image) => image.to_string(),
+        None if version.is_empty() => return None,
+        None => match images_for_version(cv, &version).as_slice() {
+            [one] => one.clone(),
+            _ => return None,
+        },
+    };
+    Some(RequestedUpdate { image, version })
 }
 
 /// What to do about the requested release before a pass.
@@ -109,7 +116,6 @@ pub fn load_release(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::Update;
 
     fn release(image: &str) -> RequestedUpdate {
         RequestedUpdate {
@@ -119,25 +125,41 @@ mod tests {
     }
 
     #[test]
-    fn only_an_image_is_a_request() {
-        let mut spec = ClusterVersionSpec::default();
-        assert_eq!(requested_release(&spec), None);
-        spec.desired_update = Some(Update {
+    fn requests_name_an_image_or_a_known_version() {
+        use crate::cluster::{ClusterVersionSpec, ClusterVersionStatus, Release, Update};
+        let mut cv = ClusterVersion::new("version", ClusterVersionSpec::default());
+        assert_eq!(requested_release(&cv), None);
+        cv.spec.desired_update = Some(Update {
             version: Some("4.18.0".into()),
             ..Default::default()
         });
         assert_eq!(
-            requested_release(&spec),
+            requested_release(&cv),
             None,
-            "a version alone is not followed"
+            "no payload is known for 4.18.0"
         );
-        spec.desired_update = Some(Update {
+        cv.status = Some(ClusterVersionStatus {
+            available_updates: Some(vec![Release {
+                version: Some("4.18.0".into()),
+                image: Some("quay.io/r@sha256:2".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        });
+        assert_eq!(
+            requested_release(&cv),
+            Some(RequestedUpdate {
+                image: "quay.io/r@sha256:2".into(),
+                version: "4.18.0".into()
+            })
+        );
+        cv.spec.desired_update = Some(Update {
             version: Some("4.18.0".into()),
             image: Some("quay.io/r@sha256:1".into()),
             ..Default::default()
         });
         assert_eq!(
-            requested_release(&spec),
+            requested_release(&cv),
             Some(RequestedUpdate {
                 image: "quay.io/r@sha256:1".into(),
                 version: "4.18.0".into()

@@ -14,6 +14,7 @@ pub mod desired;
 pub mod health;
 pub mod lease;
 pub mod metrics;
+pub mod precondition;
 pub mod run;
 pub mod status;
 pub mod summary;

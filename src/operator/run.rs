@@ -18,6 +18,7 @@ use crate::capability::implicit::{Side, implicitly_enabled};
 use crate::capability::{
     Capability, ClusterCapabilities, Registry, set_capabilities, set_from_implicitly_enabled,
 };
+use crate::cluster::validation::{clear_invalid_fields, validate_cluster_version};
 use crate::cluster::{ClusterVersion, ClusterVersionStatus, Release};
 use crate::graph::{Mode, TaskGraph, workers_for};
 use crate::hash::version_hash;
@@ -32,6 +33,7 @@ use super::desired::{
 };
 use super::lease::{LeaderElector, LeaseConfig};
 use super::metrics::Metrics;
+use super::precondition::{self, ClusterView};
 use super::status::{PayloadLoad, PayloadLoadStep, RequestedUpdate, StatusInput, next_status};
 use super::summary::{OperatorUpdateStartTimes, progress};
 
@@ -113,6 +115,9 @@ pub struct SyncState {
     pub release_failure: Option<(RequestedUpdate, LoadFailure)>,
     /// When each ClusterOperator the payload waits on started updating (slow operators).
     pub start_times: OperatorUpdateStartTimes,
+    /// The risks accepted when the current payload was loaded (precondition warnings, forced
+    /// failures); `None` while applying the operator's own payload.
+    pub accepted_risks: Option<String>,
     /// Upstream `SyncWork.Attempt`: passes that failed in a row, which rotates the reconcile
     /// order so one stuck manifest cannot starve the others.
     pub attempt: u64,
@@ -477,7 +482,7 @@ async fn select_payload(
         image: options.payload.release_image.clone(),
         version: String::new(),
     };
-    let target = requested_release(&cv.spec).unwrap_or(startup);
+    let target = requested_release(cv).unwrap_or(startup);
     let initializing =
         sync_mode(cv.status.as_ref(), &current.release_image) == SyncMode::Initializing;
     let release = match switch_decision(target, &current.release_image, initializing) {
@@ -494,23 +499,40 @@ async fn select_payload(
         }
         SwitchDecision::Load(release) => release,
     };
-    let loaded = if release.image == options.payload.release_image {
+    // The operator's own payload is "local": upstream runs no preconditions for it.
+    let local = release.image == options.payload.release_image;
+    let loaded = if local {
         Ok(Arc::new(options.payload.clone()))
     } else {
         retrieve(&release, options).await.map(Arc::new)
     };
-    match loaded {
-        Ok(next) => {
+    let accepted = loaded.and_then(|next| {
+        if local {
+            return Ok((next, None));
+        }
+        let view = ClusterView::new(
+            cv,
+            current.version().unwrap_or_default(),
+            &current.release_image,
+        );
+        let force = cv.spec.desired_update.as_ref().is_some_and(|u| u.force);
+        let risks = precondition::check(&view, next.version().unwrap_or_default(), force)?;
+        Ok((next, Some(risks.unwrap_or_default())))
+    });
+    match accepted {
+        Ok((next, risks)) => {
             let implicit = upgrade_implicit(cv, options, state, feature_set, &next, &current);
             tracing::info!(
                 from = %current.release_image,
                 to = %next.release_image,
                 version = next.version().unwrap_or(""),
                 implicitly_enabled = ?implicit,
+                accepted_risks = risks.as_deref().unwrap_or(""),
                 "loaded the requested release"
             );
             state.upgrade_implicit = implicit;
             state.start_times.clear();
+            state.accepted_risks = risks;
             state.current = Some(next.clone());
             state.release_failure = None;
             next
@@ -593,10 +615,16 @@ pub async fn sync_once(
 ) -> anyhow::Result<PassResult> {
     let now = Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_default());
     let api: Api<ClusterVersion> = Api::all(client.clone());
-    let cv = api
+    let mut cv = api
         .get(CLUSTER_VERSION_NAME)
         .await
         .context("cannot read ClusterVersion version")?;
+    // Upstream syncs the spec with its invalid fields cleared and reports them in `Invalid`.
+    let validation_errors = validate_cluster_version(&cv);
+    for error in &validation_errors {
+        tracing::warn!(%error, "the ClusterVersion is invalid; the field is ignored");
+    }
+    cv.spec = clear_invalid_fields(&cv.spec, &validation_errors);
     let feature_set = feature_set(client).await?;
     let payload = select_payload(&cv, options, state, &feature_set).await;
     let payload = payload.as_ref();
@@ -674,6 +702,8 @@ pub async fn sync_once(
         start_times: &state.start_times,
         overrides: &cv.spec.overrides,
         payload_load,
+        validation_errors: &validation_errors,
+        accepted_risks: state.accepted_risks.as_deref(),
     });
     let status_written = cv.status.as_ref() != Some(&status);
     if status_written {

@@ -11,6 +11,7 @@ use crate::capability::{
     ClusterCapabilities, IMPLICITLY_ENABLED_CONDITION_TYPE,
     LEGACY_IMPLICITLY_ENABLED_CONDITION_TYPE, implicitly_enabled_condition,
 };
+use crate::cluster::validation::FieldError;
 use crate::cluster::{
     ClusterOperatorStatusCondition, ClusterVersionCapabilitiesStatus, ClusterVersionStatus,
     Release, UpdateHistory,
@@ -154,6 +155,12 @@ pub struct StatusInput<'a> {
     pub overrides: &'a [ComponentOverride],
     /// Loading the requested release.
     pub payload_load: PayloadLoad,
+    /// What the CVO's own checks found wrong in the spec (the `Invalid` condition).
+    pub validation_errors: &'a [FieldError],
+    /// The risks accepted to load `desired` (precondition warnings, forced failures) when it is
+    /// a requested release: written to its history entry (`acceptedRisks`, `""` clears it).
+    /// `None` for the operator's own payload, whose entry keeps what it has.
+    pub accepted_risks: Option<&'a str>,
 }
 
 /// The legacy `Upgradeable…` sub-conditions current upstream removes.
@@ -172,13 +179,17 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
     let previous = input.previous.cloned().unwrap_or_default();
     let now = input.now.clone();
     let completed = input.progress.completed;
-    let history = merge_history(previous.history.clone(), &input.desired, completed, &now);
+    let mut history = merge_history(previous.history.clone(), &input.desired, completed, &now);
+    if let (Some(risks), Some(top)) = (input.accepted_risks, history.first_mut())
+        && top.image == input.desired.image.clone().unwrap_or_default()
+    {
+        top.accepted_risks = Some(risks.to_string()).filter(|r| !r.is_empty());
+    }
     let version = display_version(&input.desired);
 
     let mut conditions = previous.conditions.clone();
     set_upgradeable(&mut conditions, &now, &upgrade_risks(&input));
-    // This operator does not validate the ClusterVersion: it is always valid.
-    conditions.retain(|c| c.type_ != "Invalid");
+    set_invalid(&mut conditions, &now, input.validation_errors);
 
     conditions.retain(|c| c.type_ != LEGACY_IMPLICITLY_ENABLED_CONDITION_TYPE);
     let implicit = implicitly_enabled_condition(&input.capabilities.implicitly_enabled);
@@ -226,7 +237,9 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
     let outcome = Outcome::of(input.progress.failure.as_ref(), interpret, &at);
     let (status, reason, message) = outcome.failing();
     set(&mut conditions, &now, "Failing", status, reason, message);
-    let (status, reason, message) = outcome.progressing(&version, reconciling, &input.progress);
+    let invalid = !input.validation_errors.is_empty();
+    let (status, reason, message) =
+        outcome.progressing(&version, reconciling, invalid, &input.progress);
     set(
         &mut conditions,
         &now,
@@ -609,6 +622,7 @@ impl<'a> Outcome<'a> {
         &self,
         version: &str,
         reconciling: bool,
+        invalid: bool,
         progress: &Progress,
     ) -> (&'static str, Option<&str>, String) {
         match (self.failure, &self.reading) {
@@ -630,7 +644,17 @@ impl<'a> Outcome<'a> {
                     )
                 }
             }
+            _ if reconciling && invalid => (
+                "False",
+                Some(INVALID_REASON),
+                format!("Stopped at {version}: the cluster version is invalid"),
+            ),
             _ if reconciling => ("False", None, format!("Cluster version is {version}")),
+            _ if invalid => (
+                "True",
+                Some(INVALID_REASON),
+                format!("Reconciling {version}: the cluster version is invalid"),
+            ),
             (Some(f), Some(Reading::Waiting { message, .. })) => (
                 "True",
                 Some(f.reason.as_str()),
@@ -639,6 +663,36 @@ impl<'a> Outcome<'a> {
             _ => ("True", None, working_towards(version, progress, None)),
         }
     }
+}
+
+/// The reason of `Invalid`, and of `Progressing` while the spec is invalid.
+const INVALID_REASON: &str = "InvalidClusterVersion";
+
+/// `Invalid=True` with upstream's message while the spec has errors; removed otherwise.
+fn set_invalid(
+    conditions: &mut Vec<ClusterOperatorStatusCondition>,
+    now: &Time,
+    errors: &[FieldError],
+) {
+    let message = match errors {
+        [] => {
+            conditions.retain(|c| c.type_ != "Invalid");
+            return;
+        }
+        [one] => format!("The cluster version is invalid: {one}"),
+        many => {
+            let lines: String = many.iter().map(|e| format!("* {e}\n")).collect();
+            format!("The cluster version is invalid:\n{lines}")
+        }
+    };
+    set(
+        conditions,
+        now,
+        "Invalid",
+        "True",
+        Some(INVALID_REASON),
+        Some(message),
+    );
 }
 
 /// `Working towards <v>[: <done> of <total> done (<pct>% complete)][, <waiting>]`, the
@@ -882,6 +936,8 @@ mod tests {
             upstream: None,
             overrides: &[],
             payload_load: PayloadLoad::Loaded,
+            validation_errors: &[],
+            accepted_risks: None,
         }
     }
 
@@ -905,6 +961,75 @@ mod tests {
     const T0: &str = "2025-01-01T00:00:00Z";
     const T1: &str = "2025-01-01T00:05:00Z";
     const T2: &str = "2025-01-01T00:10:00Z";
+
+    #[test]
+    fn an_invalid_spec_is_reported_as_upstream_does() {
+        use crate::cluster::validation::FieldError;
+        let caps = ClusterCapabilities::default();
+        let one = [FieldError {
+            field: "spec.desiredUpdate.version",
+            value: Some("4.0.4".into()),
+            detail: "when image is empty the update must be a previous version or an available update",
+        }];
+        let two = [
+            FieldError {
+                field: "spec.upstream",
+                value: Some("#%GG".into()),
+                detail: "must be a valid URL or empty",
+            },
+            FieldError {
+                field: "spec.clusterID",
+                value: Some("not-valid-cluster-id".into()),
+                detail: "must be an RFC4122-variant UUID",
+            },
+        ];
+        let done = Progress {
+            completed: true,
+            done: 7,
+            total: 7,
+            failure: None,
+        };
+        let mut reconciling = input(None, &caps, T0, done.clone());
+        reconciling.reconciling = true;
+        reconciling.validation_errors = &one;
+        let s = next_status(reconciling);
+        assert_eq!(
+            msg(&s, "Invalid"),
+            (
+                "True",
+                "InvalidClusterVersion",
+                r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be a previous version or an available update"#
+            )
+        );
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "False",
+                "InvalidClusterVersion",
+                "Stopped at 4.18.0: the cluster version is invalid"
+            )
+        );
+        assert_eq!(types(&s)[0], "Invalid");
+
+        let mut updating = input(Some(&s), &caps, T1, Progress::default());
+        updating.validation_errors = &two;
+        let s = next_status(updating);
+        assert_eq!(
+            msg(&s, "Invalid").2,
+            "The cluster version is invalid:\n* spec.upstream: Invalid value: \"#%GG\": must be a valid URL or empty\n* spec.clusterID: Invalid value: \"not-valid-cluster-id\": must be an RFC4122-variant UUID\n"
+        );
+        assert_eq!(
+            msg(&s, "Progressing"),
+            (
+                "True",
+                "InvalidClusterVersion",
+                "Reconciling 4.18.0: the cluster version is invalid"
+            )
+        );
+
+        let s = next_status(input(Some(&s), &caps, T2, done));
+        assert!(!types(&s).contains(&"Invalid"), "removed once valid");
+    }
 
     #[test]
     fn installing_then_done() {

@@ -249,6 +249,14 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
         s.history
     );
     ensure!(s.history[1].completion_time.is_some(), "superseded entry");
+    ensure!(
+        s.history[0].accepted_risks.as_deref()
+            == Some(
+                "Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"NoChannel\": Configured channel is unset, so the recommended status of updating from 4.17.0 to 4.18.0 is unknown."
+            ),
+        "{:?}",
+        s.history[0]
+    );
     check_condition(
         &s,
         "Failing",
@@ -317,6 +325,31 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
             .await?
             .contains(NEW_MACHINE_API_DIGEST)
     );
+
+    // A version no payload is known for is invalid: reported and ignored. Without a valid
+    // request the operator applies its own release, as upstream does; in a cluster that is the
+    // 4.18.0 operator by now (its Deployment was updated), so restart it as that one.
+    let patch = json!({"spec": {"desiredUpdate": {"version": "4.99.0", "image": null}}});
+    api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    let options = options_with(load(NEW)?);
+    let pass = sync_once(c, &options, &mut SyncState::default()).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let s = status(ctx).await?;
+    check_condition(
+        &s,
+        "Invalid",
+        (
+            "True",
+            r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.99.0": when image is empty the update must be a previous version or an available update"#,
+        ),
+    )?;
+    check_condition(
+        &s,
+        "Progressing",
+        ("False", "Stopped at 4.18.0: the cluster version is invalid"),
+    )?;
+    ensure!(history(&s).len() == 2, "{:?}", s.history);
     Ok(())
 }
 
@@ -491,5 +524,65 @@ pub async fn upgrade_from_release_images(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     );
     check_condition(&s, "Failing", ("False", ""))?;
     drop(registry);
+    Ok(())
+}
+
+/// Preconditions (spec §5.3): with an unmanaged override the cluster is not Upgradeable, so a
+/// minor update is refused (`ReleaseAccepted=False`, reason `PreconditionChecks`) and 4.17.0
+/// stays applied; `force: true` takes it through, and the history entry records the risks.
+pub async fn upgrade_preconditions_block_until_forced(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let (api, options, mut state) = install_old(ctx).await?;
+    let c = &ctx.admin;
+    let overrides = json!({"spec": {"overrides": [{"kind": "ConfigMap", "group": "",
+        "namespace": MACHINE_API_NS, "name": MACHINE_API_IMAGES, "unmanaged": true}]}});
+    api.patch(
+        "version",
+        &PatchParams::default(),
+        &Patch::Merge(&overrides),
+    )
+    .await?;
+    let pass = sync_once(c, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+
+    request_release(&api, NEW, Some("4.18.0")).await?;
+    let pass = sync_once(c, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let s = status(ctx).await?;
+    let accepted = condition_of(&s, "ReleaseAccepted");
+    let prefix = format!(
+        "Preconditions failed for payload loaded version=\"4.18.0\" image=\"{NEW}\": Multiple precondition checks failed:\n"
+    );
+    let blocked = "* Precondition \"ClusterVersionUpgradeable\" failed because of \"ClusterVersionOverrides\": Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update.\n";
+    ensure!(
+        accepted.0 == "False" && accepted.1.starts_with(&prefix) && accepted.1.contains(blocked),
+        "{accepted:?}"
+    );
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+
+    let force = json!({"spec": {"desiredUpdate": {"force": true}}});
+    api.patch("version", &PatchParams::default(), &Patch::Merge(&force))
+        .await?;
+    let pass = sync_once(c, &options, &mut state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let s = status(ctx).await?;
+    ensure!(
+        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
+        "{:?}",
+        s.history
+    );
+    let risks = s.history[0].accepted_risks.clone().unwrap_or_default();
+    ensure!(
+        risks.starts_with("Forced through blocking failures: "),
+        "{risks:?}"
+    );
+    ensure!(
+        condition_of(&s, "ReleaseAccepted").0 == "True",
+        "{:?}",
+        s.conditions
+    );
     Ok(())
 }

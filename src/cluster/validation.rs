@@ -1,0 +1,353 @@
+//! The CVO's own checks of the ClusterVersion spec (upstream `lib/validation`,
+//! `ValidateClusterVersion` and `ClearInvalidFields`; spec §5.1). The API server's schema
+//! accepts more than the CVO can act on; what fails here is reported in the `Invalid` condition
+//! and ignored (cleared) for the sync, never fatal. Pure.
+
+use std::fmt;
+
+use super::{ClusterVersion, ClusterVersionSpec};
+use crate::manifest::go_quote;
+
+/// One problem, as apimachinery's `field.Error` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// `spec.clusterID`, `spec.desiredUpdate.version`, …
+    pub field: &'static str,
+    /// `Some(value)` for `Invalid value: "<value>"`; `None` for `Required value`.
+    pub value: Option<String>,
+    pub detail: &'static str,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.value {
+            Some(value) => write!(
+                f,
+                "{}: Invalid value: {}: {}",
+                self.field,
+                go_quote(value),
+                self.detail
+            ),
+            None => write!(f, "{}: Required value: {}", self.field, self.detail),
+        }
+    }
+}
+
+/// Upstream `ValidateClusterVersion` (the checks of the spec; the object name is always
+/// `version` here).
+pub fn validate_cluster_version(cv: &ClusterVersion) -> Vec<FieldError> {
+    let spec = &cv.spec;
+    let mut errors = vec![];
+    if let Some(upstream) = spec.upstream.as_deref().filter(|u| !u.is_empty())
+        && !parses_as_go_url(upstream)
+    {
+        errors.push(invalid(
+            "spec.upstream",
+            upstream,
+            "must be a valid URL or empty",
+        ));
+    }
+    if !spec.cluster_id.is_empty() {
+        let id = parse_uuid(&spec.cluster_id).unwrap_or([0; 16]);
+        if id[8] & 0xc0 != 0x80 {
+            errors.push(invalid(
+                "spec.clusterID",
+                &spec.cluster_id,
+                "must be an RFC4122-variant UUID",
+            ));
+        } else if id[6] >> 4 != 4 {
+            errors.push(invalid(
+                "spec.clusterID",
+                &spec.cluster_id,
+                "must be a version-4 UUID",
+            ));
+        }
+    }
+    if let Some(update) = &spec.desired_update {
+        let version = update.version.as_deref().unwrap_or_default();
+        let image = update.image.as_deref().unwrap_or_default();
+        const FIELD: &str = "spec.desiredUpdate.version";
+        if version.is_empty() && image.is_empty() {
+            errors.push(FieldError {
+                field: FIELD,
+                value: None,
+                detail: "must specify version or image",
+            });
+        } else if !version.is_empty() && semver::Version::parse(version).is_err() {
+            errors.push(invalid(
+                FIELD,
+                version,
+                "must be a semantic version (1.2.3[-...])",
+            ));
+        } else if !version.is_empty() && image.is_empty() {
+            match images_for_version(cv, version).len() {
+                0 => errors.push(invalid(
+                    FIELD,
+                    version,
+                    "when image is empty the update must be a previous version or an available update",
+                )),
+                1 => {}
+                _ => errors.push(invalid(
+                    FIELD,
+                    version,
+                    "there are multiple possible payloads for this version, specify the exact image",
+                )),
+            }
+        }
+    }
+    errors
+}
+
+/// Upstream `ClearInvalidFields`: the spec the sync acts on.
+pub fn clear_invalid_fields(
+    spec: &ClusterVersionSpec,
+    errors: &[FieldError],
+) -> ClusterVersionSpec {
+    let mut spec = spec.clone();
+    for error in errors {
+        match error.field {
+            f if f.starts_with("spec.desiredUpdate.") => spec.desired_update = None,
+            "spec.upstream" => spec.upstream = None,
+            "spec.clusterID" => spec.cluster_id.clear(),
+            _ => {}
+        }
+    }
+    spec
+}
+
+/// The images a version-only `desiredUpdate` may mean (upstream `countPayloadsForVersion`):
+/// the available updates of that version, else the newest history entry of it.
+pub fn images_for_version(cv: &ClusterVersion, version: &str) -> Vec<String> {
+    let status = cv.status.clone().unwrap_or_default();
+    let available: Vec<String> = (status.available_updates.iter().flatten())
+        .filter(|u| u.version.as_deref() == Some(version))
+        .filter_map(|u| u.image.clone().filter(|i| !i.is_empty()))
+        .collect();
+    if !available.is_empty() {
+        return available;
+    }
+    (status.history.iter())
+        .find(|h| h.version.as_deref() == Some(version) && !h.image.is_empty())
+        .map(|h| vec![h.image.clone()])
+        .unwrap_or_default()
+}
+
+fn invalid(field: &'static str, value: &str, detail: &'static str) -> FieldError {
+    FieldError {
+        field,
+        value: Some(value.to_string()),
+        detail,
+    }
+}
+
+/// `uuid.Parse` of google/uuid: 36 characters with dashes, 38 in braces, 45 with `urn:uuid:`,
+/// or 32 hex digits. Written by hand: the check needs only the variant and version bits.
+fn parse_uuid(text: &str) -> Option<[u8; 16]> {
+    let inner = match text.len() {
+        36 | 32 => text,
+        38 if text.starts_with('{') && text.ends_with('}') => &text[1..37],
+        45 if text[..9].eq_ignore_ascii_case("urn:uuid:") => &text[9..],
+        _ => return None,
+    };
+    let hex: String = if inner.len() == 36 {
+        let dashes = [8, 13, 18, 23];
+        if dashes.iter().any(|&i| inner.as_bytes()[i] != b'-') {
+            return None;
+        }
+        inner.chars().filter(|&c| c != '-').collect()
+    } else {
+        inner.to_string()
+    };
+    let bytes = hex::decode(hex).ok()?;
+    bytes.try_into().ok()
+}
+
+/// What Go's `url.Parse` rejects that can appear in a spec: control characters, spaces in the
+/// host, bad `%` escapes, and a missing scheme before `:`.
+fn parses_as_go_url(text: &str) -> bool {
+    if text.bytes().any(|b| b < 0x20 || b == 0x7f) || text.starts_with(':') {
+        return false;
+    }
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let ok = bytes.len() > i + 2
+                && bytes[i + 1].is_ascii_hexdigit()
+                && bytes[i + 2].is_ascii_hexdigit();
+            if !ok {
+                return false;
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{ClusterVersionStatus, Release, Update, UpdateHistory};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
+
+    const ID: &str = "0b4b1d5e-8f0c-4a4e-9d8a-3c1f9e2b7a61";
+
+    fn cv(spec: ClusterVersionSpec) -> ClusterVersion {
+        ClusterVersion::new("version", spec)
+    }
+
+    fn messages(cv: &ClusterVersion) -> Vec<String> {
+        validate_cluster_version(cv)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn cluster_ids() {
+        let with_id = |id: &str| {
+            cv(ClusterVersionSpec {
+                cluster_id: id.into(),
+                ..Default::default()
+            })
+        };
+        assert!(messages(&with_id(ID)).is_empty());
+        assert!(messages(&with_id(&format!("{{{ID}}}"))).is_empty());
+        assert!(messages(&with_id(&ID.replace('-', ""))).is_empty());
+        assert_eq!(
+            messages(&with_id("not-valid-cluster-id")),
+            [
+                r#"spec.clusterID: Invalid value: "not-valid-cluster-id": must be an RFC4122-variant UUID"#
+            ]
+        );
+        // A version-1 UUID.
+        assert_eq!(
+            messages(&with_id("6ba7b810-9dad-11d1-80b4-00c04fd430c8")),
+            [
+                r#"spec.clusterID: Invalid value: "6ba7b810-9dad-11d1-80b4-00c04fd430c8": must be a version-4 UUID"#
+            ]
+        );
+    }
+
+    #[test]
+    fn upstream_urls() {
+        let with = |u: &str| {
+            cv(ClusterVersionSpec {
+                cluster_id: ID.into(),
+                upstream: Some(u.into()),
+                ..Default::default()
+            })
+        };
+        assert!(
+            messages(&with(
+                "https://api.openshift.com/api/upgrades_info/v1/graph"
+            ))
+            .is_empty()
+        );
+        assert_eq!(
+            messages(&with("#%GG")),
+            [r##"spec.upstream: Invalid value: "#%GG": must be a valid URL or empty"##]
+        );
+    }
+
+    fn entry(version: &str, image: &str) -> UpdateHistory {
+        UpdateHistory {
+            state: "Completed".into(),
+            started_time: Time(Timestamp::UNIX_EPOCH),
+            completion_time: None,
+            version: Some(version.into()),
+            image: image.into(),
+            verified: false,
+            accepted_risks: None,
+        }
+    }
+
+    fn release(version: &str, image: &str) -> Release {
+        Release {
+            version: Some(version.into()),
+            image: Some(image.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn desired_updates() {
+        let with = |version: Option<&str>, image: Option<&str>| {
+            let mut c = cv(ClusterVersionSpec {
+                cluster_id: ID.into(),
+                desired_update: Some(Update {
+                    version: version.map(str::to_string),
+                    image: image.map(str::to_string),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+            c.status = Some(ClusterVersionStatus {
+                history: vec![entry("4.0.1", "image/image:v4.0.1")],
+                available_updates: Some(vec![
+                    release("4.0.2", "test/image:1"),
+                    release("4.0.3", "test/image:2"),
+                    release("4.0.3", "test/image:3"),
+                ]),
+                ..Default::default()
+            });
+            c
+        };
+        assert!(messages(&with(None, Some("quay.io/r@sha256:1"))).is_empty());
+        assert!(messages(&with(Some("4.0.2"), None)).is_empty());
+        assert!(
+            messages(&with(Some("4.0.1"), None)).is_empty(),
+            "a previous version"
+        );
+        assert_eq!(
+            messages(&with(None, None)),
+            ["spec.desiredUpdate.version: Required value: must specify version or image"]
+        );
+        assert_eq!(
+            messages(&with(Some("4.0"), None)),
+            [
+                r#"spec.desiredUpdate.version: Invalid value: "4.0": must be a semantic version (1.2.3[-...])"#
+            ]
+        );
+        assert_eq!(
+            messages(&with(Some("4.0.4"), None)),
+            [
+                r#"spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be a previous version or an available update"#
+            ]
+        );
+        assert_eq!(
+            messages(&with(Some("4.0.3"), None)),
+            [
+                r#"spec.desiredUpdate.version: Invalid value: "4.0.3": there are multiple possible payloads for this version, specify the exact image"#
+            ]
+        );
+        assert_eq!(
+            images_for_version(&with(Some("4.0.2"), None), "4.0.2"),
+            ["test/image:1"]
+        );
+    }
+
+    #[test]
+    fn invalid_fields_are_cleared() {
+        let spec = ClusterVersionSpec {
+            cluster_id: "x".into(),
+            upstream: Some("#%GG".into()),
+            channel: Some("stable-4.18".into()),
+            desired_update: Some(Update {
+                version: Some("4.0".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let errors = validate_cluster_version(&cv(spec.clone()));
+        assert_eq!(errors.len(), 3);
+        let cleared = clear_invalid_fields(&spec, &errors);
+        assert_eq!(cleared.cluster_id, "");
+        assert_eq!(cleared.upstream, None);
+        assert_eq!(cleared.desired_update, None);
+        assert_eq!(cleared.channel.as_deref(), Some("stable-4.18"));
+    }
+}
