@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 cargo bench --bench apply --no-run --quiet
 dir=$(mktemp -d)
 trap 'hack/cluster/down.sh "$dir" >/dev/null 2>&1 || rm -rf "$dir"' EXIT
-KUBECONFIG=$(hack/cluster/up.sh "$dir")
-export KUBECONFIG
+# Not KUBECONFIG: the bench deletes what it applies, so it only runs on a cluster named for it.
+CVO_BENCH_KUBECONFIG=$(hack/cluster/up.sh "$dir")
+export CVO_BENCH_KUBECONFIG
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 cargo bench --bench apply --quiet -- "$@"

@@ -4,6 +4,8 @@
 
 #[path = "support/cluster.rs"]
 mod cluster_support;
+#[path = "support/foreign_crds.rs"]
+mod foreign_crds;
 #[path = "support/registry.rs"]
 mod registry_support;
 

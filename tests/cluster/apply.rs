@@ -12,7 +12,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Discovery, Scope};
-use kube::runtime::wait::{Condition, await_condition, conditions};
+use kube::runtime::wait::{Condition, conditions};
 use serde_json::json;
 
 use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
@@ -103,41 +103,9 @@ async fn cleanup(ctx: &Ctx<'_>, ns: &str) {
     let _ = api.delete(ns, &DeleteParams::default()).await;
 }
 
-/// Stand-ins for CRDs a real cluster gets from other components (prometheus-operator, the
-/// config operator): the bundled payload has custom resources of both kinds.
+/// The CRDs of other components the bundled payload needs ([`crate::foreign_crds`]).
 pub async fn install_foreign_crds(ctx: &Ctx<'_>) -> anyhow::Result<()> {
-    let api: Api<CustomResourceDefinition> = Api::all(ctx.admin.clone());
-    let params = PatchParams::apply("cvo-test").force();
-    for (group, plural, kind, scope) in [
-        (
-            "monitoring.coreos.com",
-            "servicemonitors",
-            "ServiceMonitor",
-            "Namespaced",
-        ),
-        (
-            "config.openshift.io",
-            "clusterimagepolicies",
-            "ClusterImagePolicy",
-            "Cluster",
-        ),
-    ] {
-        let name = format!("{plural}.{group}");
-        let crd = json!({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": name},
-            "spec": {"group": group, "scope": scope,
-                     "names": {"plural": plural, "kind": kind, "singular": kind.to_lowercase()},
-                     "versions": [{"name": "v1", "served": true, "storage": true,
-                                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]},
-        });
-        api.patch(&name, &params, &Patch::Apply(&crd)).await?;
-        let established = await_condition(api.clone(), &name, conditions::is_crd_established());
-        tokio::time::timeout(Duration::from_secs(30), established)
-            .await
-            .with_context(|| format!("{name} not Established"))??;
-    }
-    Ok(())
+    crate::foreign_crds::install_foreign_crds(&ctx.admin).await
 }
 
 pub async fn exists(ctx: &Ctx<'_>, discovery: &Discovery, m: &Manifest) -> anyhow::Result<bool> {
