@@ -8,56 +8,13 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
 use std::time::Instant;
 
 use assert_cmd::Command;
 use serde_json::Value;
 
 const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
-const HACK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/hack/registry");
-
-/// A running registry; stopped (and its directory removed) on drop.
-struct Registry {
-    dir: PathBuf,
-    addr: String,
-}
-
-impl Registry {
-    fn start(tmp: &Path, auth: Option<&str>) -> Option<Registry> {
-        let dir = tmp.join("registry");
-        let mut cmd = StdCommand::new(format!("{HACK}/up.sh"));
-        cmd.arg(&dir);
-        if let Some(auth) = auth {
-            cmd.args(["--auth", auth]);
-        }
-        let out = cmd.output().expect("run hack/registry/up.sh");
-        if !out.status.success() {
-            let msg = format!(
-                "cannot start a registry (hack/registry/up.sh): {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let _ = StdCommand::new(format!("{HACK}/down.sh"))
-                .arg(&dir)
-                .status();
-            if std::env::var("CVO_REQUIRE_REGISTRY").as_deref() == Ok("1") {
-                panic!("{msg}");
-            }
-            eprintln!("skipping: {msg}");
-            return None;
-        }
-        let addr = String::from_utf8(out.stdout).unwrap().trim().to_string();
-        Some(Registry { dir, addr })
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = StdCommand::new(format!("{HACK}/down.sh"))
-            .arg(&self.dir)
-            .status();
-    }
-}
+use support::registry::Registry;
 
 /// `cvo` with its own cache and a HOME without docker credentials.
 fn cvo(tmp: &Path) -> Command {
@@ -104,7 +61,7 @@ fn info(tmp: &Path, source: &str, extra: &[&str]) -> Value {
 #[test]
 fn push_then_pull_round_trips_the_bundled_payload() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(reg) = Registry::start(tmp.path(), None) else {
+    let Some(reg) = Registry::start_or_skip(tmp.path(), None) else {
         return;
     };
     let reference = format!("{}/openshift/release:4.18.0", reg.addr);
@@ -149,7 +106,7 @@ fn push_then_pull_round_trips_the_bundled_payload() {
 #[test]
 fn a_multi_arch_push_gives_the_requested_platform() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(reg) = Registry::start(tmp.path(), None) else {
+    let Some(reg) = Registry::start_or_skip(tmp.path(), None) else {
         return;
     };
     let reference = format!("{}/openshift/release:multi", reg.addr);
@@ -180,7 +137,7 @@ fn a_multi_arch_push_gives_the_requested_platform() {
 #[test]
 fn basic_auth_through_a_docker_config() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(reg) = Registry::start(tmp.path(), Some("cvo:s3cret")) else {
+    let Some(reg) = Registry::start_or_skip(tmp.path(), Some("cvo:s3cret")) else {
         return;
     };
     let reference = format!("{}/openshift/release:4.18.0", reg.addr);
@@ -247,7 +204,7 @@ fn base64_encode(bytes: &[u8]) -> String {
 #[test]
 fn a_moved_tag_is_seen_and_digests_are_served_from_the_cache_offline() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(reg) = Registry::start(tmp.path(), None) else {
+    let Some(reg) = Registry::start_or_skip(tmp.path(), None) else {
         return;
     };
     let reference = format!("{}/openshift/release:moving", reg.addr);
@@ -311,7 +268,7 @@ fn copy_tree(from: &Path, to: &Path) {
 /// The registry's stored blobs (`data/docker/registry/v2/blobs/sha256/xx/<hex>/data`), the
 /// largest first: the payload layer.
 fn stored_blobs(reg: &Registry) -> Vec<PathBuf> {
-    let root = reg.dir.join("data/docker/registry/v2/blobs/sha256");
+    let root = reg.dir().join("data/docker/registry/v2/blobs/sha256");
     let mut blobs: Vec<PathBuf> = fs::read_dir(root)
         .unwrap()
         .flat_map(|prefix| fs::read_dir(prefix.unwrap().path()).unwrap())
@@ -341,7 +298,7 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn a_layer_the_registry_serves_altered_is_refused_and_nothing_is_kept() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(reg) = Registry::start(tmp.path(), None) else {
+    let Some(reg) = Registry::start_or_skip(tmp.path(), None) else {
         return;
     };
     let reference = format!("{}/openshift/release:4.18.0", reg.addr);

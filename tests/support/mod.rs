@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod registry;
+
 use std::path::{Path, PathBuf};
 
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};

@@ -1,5 +1,7 @@
 //! A real registry (Debian `docker-registry`) on 127.0.0.1, started by `hack/registry/up.sh`
-//! and stopped (its directory removed) on drop, panics included.
+//! and stopped (its directory removed) on drop, panics included. Shared by several test
+//! binaries, each using part of it.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,6 +37,11 @@ impl Registry {
         }
         let addr = String::from_utf8_lossy(&out.stdout).trim().to_string();
         Ok(Registry { dir, addr })
+    }
+
+    /// Where its state is (`data/` holds the stored blobs).
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// [`Registry::start`], or `None` with a message when it cannot start and
