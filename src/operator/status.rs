@@ -885,8 +885,24 @@ pub fn merge_history(
             },
         );
     }
-    history.truncate(MAX_HISTORY);
+    prune_history(&mut history);
     history
+}
+
+/// Upstream `pruneStatusHistory`: at most [`MAX_HISTORY`] entries, dropping the one at that
+/// index unless it is a completed update (the initial install), which is kept in last place
+/// instead of its newer neighbour.
+fn prune_history(history: &mut Vec<UpdateHistory>) {
+    if history.len() <= MAX_HISTORY {
+        return;
+    }
+    if history[MAX_HISTORY].state == "Completed" {
+        let initial = history.swap_remove(MAX_HISTORY);
+        history.truncate(MAX_HISTORY - 1);
+        history.push(initial);
+    } else {
+        history.truncate(MAX_HISTORY);
+    }
 }
 
 #[cfg(test)]
@@ -2063,5 +2079,17 @@ mod tests {
         let h = merge_history(many, &desired("4.18.0", "img@sha256:1"), false, &t(T1));
         assert_eq!(h.len(), MAX_HISTORY);
         assert_eq!(h[0].version.as_deref(), Some("4.18.0"));
+        // The oldest entry, the install, is kept; its newer neighbour goes.
+        assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.99"));
+        assert_eq!(h[MAX_HISTORY - 2].version.as_deref(), Some("4.0.97"));
+
+        // A partial oldest entry is simply dropped.
+        let mut partial: Vec<_> = (0..MAX_HISTORY)
+            .map(|i| entry("Completed", &format!("4.0.{i}"), "x", Some(T0)))
+            .collect();
+        partial[MAX_HISTORY - 1].state = "Partial".into();
+        let h = merge_history(partial, &desired("4.18.0", "img@sha256:1"), false, &t(T1));
+        assert_eq!(h.len(), MAX_HISTORY);
+        assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.98"));
     }
 }
