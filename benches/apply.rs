@@ -162,6 +162,22 @@ struct Row {
 }
 
 impl Row {
+    /// The rows of one case's first (creating) and second (no-op) pass.
+    fn pair(label: &str, method: String) -> (Row, Row) {
+        let row = |method, pass| Row {
+            payload: label.to_string(),
+            method,
+            pass,
+            runs: Vec::new(),
+        };
+        (
+            row(method.clone(), "first (create)"),
+            row(method, "second (no-op)"),
+        )
+    }
+}
+
+impl Row {
     fn median(&self) -> Pass {
         let mut runs = self.runs.clone();
         runs.sort_by(|a, b| a.rate().total_cmp(&b.rate()));
@@ -301,18 +317,7 @@ async fn cvo_case(
         check_cluster_operators: false,
         ..Default::default()
     };
-    let mut first = Row {
-        payload: label.to_string(),
-        method: method.clone(),
-        pass: "first (create)",
-        runs: Vec::new(),
-    };
-    let mut second = Row {
-        payload: label.to_string(),
-        method,
-        pass: "second (no-op)",
-        runs: Vec::new(),
-    };
+    let (mut first, mut second) = Row::pair(label, method);
     for row in [&mut first, &mut second] {
         let before = request_count(client).await?;
         let t0 = Instant::now();
@@ -364,18 +369,7 @@ async fn plain_case(
     }
     let (namespaces, rest): (Vec<_>, Vec<_>) = objects.into_iter().partition(|o| o.3);
     let method = format!("plain SSA loop, {concurrency} in flight");
-    let mut first = Row {
-        payload: label.to_string(),
-        method: method.clone(),
-        pass: "first (create)",
-        runs: Vec::new(),
-    };
-    let mut second = Row {
-        payload: label.to_string(),
-        method,
-        pass: "second (no-op)",
-        runs: Vec::new(),
-    };
+    let (mut first, mut second) = Row::pair(label, method);
     let params = PatchParams::apply(MANAGER).force();
     for row in [&mut first, &mut second] {
         let before = request_count(client).await?;
