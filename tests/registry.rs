@@ -329,3 +329,46 @@ fn a_layer_the_registry_serves_altered_is_refused_and_nothing_is_kept() {
     assert_eq!(info(tmp.path(), &reference, &[])["version"], "4.18.0");
     assert_eq!(temp_files(&tmp.path().join("cache")), Vec::<PathBuf>::new());
 }
+
+/// TLS by default: a registry serving HTTPS on 127.0.0.1 with a throwaway CA is reached over
+/// TLS once its CA is in a `certs.d` folder (`--cert-dir`), loopback or not; without it the
+/// plain-HTTP attempt fails with a hint, and a file that is not PEM is named.
+#[test]
+fn a_tls_registry_is_trusted_through_cert_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(reg) = Registry::start_with_or_skip(tmp.path(), &["--tls"]) else {
+        return;
+    };
+    let certs_d = reg.certs_d();
+    let certs = certs_d.to_str().unwrap();
+    let reference = format!("{}/openshift/release:4.18.0", reg.addr);
+    let out = stdout(
+        cvo(tmp.path())
+            .args(["payload", "push", BUNDLED, &reference])
+            .args(["--cert-dir", certs]),
+    );
+    assert!(out.contains("version 4.18.0"), "{out}");
+    let info = info(tmp.path(), &reference, &["--cert-dir", certs]);
+    assert_eq!(info["version"], "4.18.0");
+
+    let other = tmp.path().join("empty-certs.d");
+    fs::create_dir_all(&other).unwrap();
+    let err = failure(
+        cvo(tmp.path())
+            .args(["payload", "info", &reference])
+            .args(["--cert-dir", other.to_str().unwrap(), "--cache-dir"])
+            .arg(tmp.path().join("cold")),
+    );
+    assert!(err.contains(&format!("{} speaks TLS", reg.addr)), "{err}");
+
+    let bad = tmp.path().join("bad-certs.d");
+    fs::create_dir_all(bad.join(&reg.addr)).unwrap();
+    fs::write(bad.join(&reg.addr).join("ca.crt"), "not a certificate").unwrap();
+    let err = failure(
+        cvo(tmp.path())
+            .args(["payload", "info", &reference])
+            .args(["--cert-dir", bad.to_str().unwrap(), "--cache-dir"])
+            .arg(tmp.path().join("cold2")),
+    );
+    assert!(err.contains("ca.crt: not a PEM certificate"), "{err}");
+}

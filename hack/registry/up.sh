@@ -2,17 +2,21 @@
 # Starts a throwaway CNCF distribution registry (Debian `docker-registry`) on 127.0.0.1 with a
 # free port and its storage under DIR; prints its address (127.0.0.1:PORT) on stdout.
 #
-#   hack/registry/up.sh DIR [--auth USER:PASS]
+#   hack/registry/up.sh DIR [--auth USER:PASS] [--tls]
 #
 # --auth turns on htpasswd basic auth (bcrypt line from `htpasswd -B`, else python3 `crypt`).
+# --tls serves HTTPS with a certificate for 127.0.0.1 from a throwaway CA, written as
+# DIR/certs.d/127.0.0.1:PORT/ca.crt (pass `--cert-dir DIR/certs.d` to cvo).
 # Stop it with hack/registry/down.sh DIR. Installs docker-registry with apt-get when missing.
 set -euo pipefail
-dir="${1:?usage: up.sh DIR [--auth USER:PASS]}"
+dir="${1:?usage: up.sh DIR [--auth USER:PASS] [--tls]}"
 shift
 auth=""
+tls=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --auth) auth="${2:?--auth USER:PASS}"; shift 2 ;;
+    --tls) tls=1; shift ;;
     *) echo "up.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -35,8 +39,31 @@ port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); p
   echo "version: 0.1"
   echo "log: {level: warn}"
   echo "storage: {filesystem: {rootdirectory: $dir/data}, delete: {enabled: true}}"
-  echo "http: {addr: 127.0.0.1:$port}"
+  if [ -n "$tls" ]; then
+    echo "http: {addr: 127.0.0.1:$port, tls: {certificate: $dir/tls/server.crt, key: $dir/tls/server.key}}"
+  else
+    echo "http: {addr: 127.0.0.1:$port}"
+  fi
 } > "$dir/config.yml"
+scheme=http
+curl_tls=()
+if [ -n "$tls" ]; then
+  scheme=https
+  mkdir -p "$dir/tls" "$dir/certs.d/127.0.0.1:$port"
+  (
+    cd "$dir/tls"
+    openssl req -x509 -new -nodes -newkey rsa:2048 -sha256 -days 30 -subj /CN=cvo-test-registry-ca \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+      -keyout ca.key -out ca.crt
+    openssl req -new -nodes -newkey rsa:2048 -sha256 -subj /CN=127.0.0.1 -keyout server.key -out server.csr
+    printf '%s\n' basicConstraints=critical,CA:FALSE keyUsage=critical,digitalSignature,keyEncipherment \
+      extendedKeyUsage=serverAuth subjectAltName=IP:127.0.0.1 > server.ext
+    openssl x509 -req -sha256 -days 30 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -extfile server.ext -out server.crt
+  ) > "$dir/tls/openssl.log" 2>&1 || { echo "up.sh: openssl failed; see $dir/tls/openssl.log" >&2; exit 3; }
+  cp "$dir/tls/ca.crt" "$dir/certs.d/127.0.0.1:$port/ca.crt"
+  curl_tls=(--cacert "$dir/tls/ca.crt")
+fi
 if [ -n "$auth" ]; then
   user="${auth%%:*}"
   pass="${auth#*:}"
@@ -58,7 +85,7 @@ fi
 setsid "$bin" serve "$dir/config.yml" > "$dir/registry.log" 2>&1 < /dev/null &
 echo $! > "$dir/pid"
 for _ in $(seq 1 100); do
-  code="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v2/" || true)"
+  code="$(curl -s "${curl_tls[@]}" -o /dev/null -w '%{http_code}' "$scheme://127.0.0.1:$port/v2/" || true)"
   if [ "$code" = 200 ] || [ "$code" = 401 ]; then
     echo "127.0.0.1:$port"
     exit 0

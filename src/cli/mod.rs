@@ -58,6 +58,11 @@ pub struct Cli {
     /// are.
     #[arg(long, global = true, value_name = "HOST")]
     pub insecure_registry: Vec<String>,
+    /// A `certs.d` directory: `DIR/<host[:port]>/*.crt` are the CA certificates (PEM) of that
+    /// registry, which is then reached over TLS even on loopback (docker's and podman's
+    /// convention); default: /etc/containers/certs.d, then /etc/docker/certs.d.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cert_dir: Vec<std::path::PathBuf>,
     /// Draw no progress bar while pulling from a registry (none is drawn anyway when standard
     /// error is not a terminal, $CI is set, or the output is machine-readable).
     #[arg(long, global = true)]
@@ -142,6 +147,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let mut registry = crate::oci::registry::RegistrySettings {
         credentials: None,
         insecure: cli.insecure_registry.clone(),
+        cert_dirs: cli.cert_dir.clone(),
         output: output_mode(&cli),
     };
     if let Some(user) = &cli.registry_username {

@@ -17,7 +17,8 @@
 //!
 //! Auth: `--registry-username` + `--registry-password-stdin`, else `$REGISTRY_AUTH_FILE` or
 //! `~/.docker/config.json` (`auths.<host>.auth` = base64 `user:pass`), else anonymous. Plain
-//! HTTP only for loopback registries and `--insecure-registry HOST`.
+//! HTTP only for loopback registries and `--insecure-registry HOST`; a registry with a
+//! `certs.d/<host[:port]>/` folder (`--cert-dir`) is TLS with those CAs, loopback or not.
 
 use std::fs;
 use std::io::Write as _;
@@ -26,7 +27,7 @@ use std::sync::OnceLock;
 
 use base64::Engine as _;
 use futures_util::StreamExt as _;
-use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
@@ -52,6 +53,9 @@ pub struct RegistrySettings {
     pub credentials: Option<(String, String)>,
     /// `--insecure-registry HOST[:PORT]`: plain HTTP.
     pub insecure: Vec<String>,
+    /// `--cert-dir DIR`: `DIR/<host[:port]>/*.crt` are extra CA roots for that registry, as
+    /// docker's and podman's `certs.d`; empty: `/etc/containers/certs.d`, `/etc/docker/certs.d`.
+    pub cert_dirs: Vec<PathBuf>,
     /// What the command writes: a download progress bar is drawn only for
     /// [`OutputMode::Human`] (and only on a terminal outside CI, see
     /// [`super::progress::show_progress`]). The default draws none.
@@ -205,18 +209,72 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-fn client_for(registry: &str, settings: &RegistrySettings) -> Client {
+/// The `certs.d` directories searched when `--cert-dir` is not given (podman's, docker's).
+const DEFAULT_CERT_DIRS: [&str; 2] = ["/etc/containers/certs.d", "/etc/docker/certs.d"];
+
+/// The CA certificates (`*.crt`, PEM) of `registry` in the first `certs.d` directory that has a
+/// `<registry>/` folder, sorted by file name; `None` when none has.
+fn registry_cas(
+    registry: &str,
+    settings: &RegistrySettings,
+) -> Result<Option<Vec<Certificate>>, OciError> {
+    let defaults: Vec<PathBuf> = DEFAULT_CERT_DIRS.iter().map(PathBuf::from).collect();
+    let dirs = if settings.cert_dirs.is_empty() {
+        &defaults
+    } else {
+        &settings.cert_dirs
+    };
+    let Some(dir) = dirs.iter().map(|d| d.join(registry)).find(|d| d.is_dir()) else {
+        return Ok(None);
+    };
+    let listing = std::fs::read_dir(&dir).map_err(OciError::io(format!(
+        "cannot list the certificates of {registry} in {}",
+        dir.display()
+    )))?;
+    let mut files: Vec<PathBuf> = listing
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "crt"))
+        .collect();
+    files.sort();
+    let mut cas = Vec::with_capacity(files.len());
+    for file in files {
+        let data = std::fs::read(&file).map_err(OciError::io(format!(
+            "cannot read the CA certificate {}",
+            file.display()
+        )))?;
+        if !data.starts_with(b"-----BEGIN") {
+            return Err(OciError::Invalid(format!(
+                "{}: not a PEM certificate; put the registry's CA in PEM form (-----BEGIN CERTIFICATE-----) in a .crt file",
+                file.display()
+            )));
+        }
+        cas.push(Certificate {
+            encoding: CertificateEncoding::Pem,
+            data,
+        });
+    }
+    Ok(Some(cas))
+}
+
+/// The client for `registry`: TLS with the system roots plus its `certs.d` CAs; plain HTTP for
+/// `--insecure-registry` and for loopback registries that have no `certs.d` folder (as docker
+/// treats `localhost`).
+fn client_for(registry: &str, settings: &RegistrySettings) -> Result<Client, OciError> {
     install_crypto_provider();
-    let plain = is_loopback(registry) || settings.insecure.iter().any(|h| h == registry);
+    let cas = registry_cas(registry, settings)?;
+    let plain =
+        settings.insecure.iter().any(|h| h == registry) || (cas.is_none() && is_loopback(registry));
     let protocol = if plain {
         ClientProtocol::HttpsExcept(vec![registry.to_string()])
     } else {
         ClientProtocol::Https
     };
-    Client::new(ClientConfig {
+    Ok(Client::new(ClientConfig {
         protocol,
+        extra_root_certificates: cas.unwrap_or_default(),
         ..Default::default()
-    })
+    }))
 }
 
 /// The credentials for `registry`: flags, then `$REGISTRY_AUTH_FILE`, then the docker config.
@@ -288,6 +346,11 @@ fn net_err(
                 " (no credentials for {registry}: pass --registry-username with \
                  --registry-password-stdin, or add auths.\"{registry}\" to $REGISTRY_AUTH_FILE or \
                  ~/.docker/config.json)"
+            )
+        } else if text.contains("HTTP request to an HTTPS server") {
+            format!(
+                " ({registry} speaks TLS: put its CA certificate in <certs.d>/{registry}/ca.crt and \
+                 pass --cert-dir <certs.d>, or install it in /etc/containers/certs.d/{registry}/)"
             )
         } else {
             String::new()
@@ -609,7 +672,7 @@ pub fn load(reference_text: &str, options: &Options) -> Result<super::Loaded, Oc
     }
     let reference = parse_reference(reference_text)?;
     let settings = settings();
-    let client = client_for(reference.registry(), &settings);
+    let client = client_for(reference.registry(), &settings)?;
     let auth = auth_for(reference.registry(), &settings)?;
     block_on(async {
         let (bytes, _) = client
@@ -692,7 +755,7 @@ pub fn push(
         let pushed = super::push(payload_dir, &layout_path, &tag, platforms)?;
         let layout = super::OciLayout::open(&layout_path)?;
         let settings = settings();
-        let client = client_for(reference.registry(), &settings);
+        let client = client_for(reference.registry(), &settings)?;
         let auth = auth_for(reference.registry(), &settings)?;
         block_on(async {
             client

@@ -19,12 +19,17 @@ impl Registry {
     /// Starts a registry with its state in `tmp/registry` (`auth`: `USER:PASSWORD` for basic
     /// auth). `Err` with the script's message when it cannot start.
     pub fn start(tmp: &Path, auth: Option<&str>) -> Result<Registry, String> {
+        match auth {
+            Some(auth) => Registry::start_with(tmp, &["--auth", auth]),
+            None => Registry::start_with(tmp, &[]),
+        }
+    }
+
+    /// Starts a registry with more `hack/registry/up.sh` options (`--tls`, `--auth U:P`).
+    pub fn start_with(tmp: &Path, options: &[&str]) -> Result<Registry, String> {
         let dir = tmp.join("registry");
         let mut cmd = Command::new(format!("{HACK}/up.sh"));
-        cmd.arg(&dir);
-        if let Some(auth) = auth {
-            cmd.args(["--auth", auth]);
-        }
+        cmd.arg(&dir).args(options);
         let out = cmd
             .output()
             .map_err(|e| format!("cannot run hack/registry/up.sh: {e}"))?;
@@ -44,10 +49,24 @@ impl Registry {
         &self.dir
     }
 
+    /// With `--tls`: the `certs.d` directory holding its CA (`--cert-dir`).
+    pub fn certs_d(&self) -> PathBuf {
+        self.dir.join("certs.d")
+    }
+
     /// [`Registry::start`], or `None` with a message when it cannot start and
     /// `CVO_REQUIRE_REGISTRY` is not `1` (then it panics).
     pub fn start_or_skip(tmp: &Path, auth: Option<&str>) -> Option<Registry> {
-        match Registry::start(tmp, auth) {
+        Registry::or_skip(Registry::start(tmp, auth))
+    }
+
+    /// [`Registry::start_with`], or `None` as [`Registry::start_or_skip`].
+    pub fn start_with_or_skip(tmp: &Path, options: &[&str]) -> Option<Registry> {
+        Registry::or_skip(Registry::start_with(tmp, options))
+    }
+
+    fn or_skip(started: Result<Registry, String>) -> Option<Registry> {
+        match started {
             Ok(registry) => Some(registry),
             Err(msg) if std::env::var("CVO_REQUIRE_REGISTRY").as_deref() == Ok("1") => {
                 panic!("{msg} and CVO_REQUIRE_REGISTRY=1")
