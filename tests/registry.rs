@@ -97,6 +97,26 @@ fn push_then_pull_round_trips_the_bundled_payload() {
         "timings: push {push_time:?}, cold pull {cold:?}, cached load (info by digest) {cached:?}"
     );
 
+    // The same payload under another tag: same digest, and no blob is uploaded again.
+    let again = cvo(tmp.path())
+        .args(["payload", "push", BUNDLED])
+        .arg(format!("{}/openshift/release:again", reg.addr))
+        .env("RUST_LOG", "cvo=debug")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let (out, log) = (
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr),
+    );
+    assert_eq!(pushed_digest(&out), digest);
+    assert_eq!(
+        log.matches("the registry has the blob already").count(),
+        2,
+        "layer and config are skipped: {log}"
+    );
+
     // --payload with a registry reference renders the same as the directory.
     let hash_reg = stdout(cvo(tmp.path()).args(["hash", "--payload", &reference]));
     let hash_dir = stdout(cvo(tmp.path()).args(["hash", "--payload", BUNDLED]));

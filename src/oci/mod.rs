@@ -205,6 +205,13 @@ impl Digest {
         })
     }
 
+    /// From a finished sha256 hash.
+    pub fn from_sha256(hash: &[u8]) -> Digest {
+        Digest {
+            hex: hex::encode(hash),
+        }
+    }
+
     pub fn of(bytes: &[u8]) -> Digest {
         use sha2::Digest as _;
         Digest {

@@ -772,12 +772,7 @@ pub fn push(
             for desc in &manifests {
                 let manifest: ImageManifest = layout.read_json(desc, "image manifest")?;
                 for blob in manifest.layers.iter().chain([&manifest.config]) {
-                    let bytes =
-                        fs::read(layout.verify_blob(blob)?).map_err(OciError::io("read blob"))?;
-                    client
-                        .push_blob(&reference, bytes, &blob.digest)
-                        .await
-                        .map_err(net_err(&reference, "push blob to", &auth))?;
+                    push_blob(&client, &reference, &layout, blob, &auth).await?;
                 }
                 if top.is_index() {
                     push_manifest(
@@ -801,6 +796,49 @@ pub fn push(
     let _ = fs::remove_dir_all(&temp);
     result
 }
+
+/// Uploads one blob of the layout unless the registry already has it, streamed from disk in
+/// chunks so memory does not grow with the layer.
+async fn push_blob(
+    client: &Client,
+    reference: &Reference,
+    layout: &super::OciLayout,
+    blob: &Descriptor,
+    auth: &RegistryAuth,
+) -> Result<(), OciError> {
+    let exists = client
+        .blob_exists(reference, &blob.digest)
+        .await
+        .map_err(net_err(reference, "check blob in", auth))?;
+    if exists {
+        tracing::debug!(digest = %blob.digest, "the registry has the blob already");
+        return Ok(());
+    }
+    let path = layout.verify_blob(blob)?;
+    let file = tokio::fs::File::open(&path)
+        .await
+        .map_err(OciError::io(format!("read {}", path.display())))?;
+    let chunks = futures_util::stream::try_unfold(file, |mut file| async move {
+        use tokio::io::AsyncReadExt as _;
+        let mut chunk = vec![0u8; PUSH_CHUNK];
+        let n = file.read(&mut chunk).await.map_err(|e| {
+            oci_client::errors::OciDistributionError::GenericError(Some(format!("read blob: {e}")))
+        })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        chunk.truncate(n);
+        Ok(Some((bytes::Bytes::from(chunk), file)))
+    });
+    client
+        .push_blob_stream(reference, chunks, &blob.digest, Some(blob.size))
+        .await
+        .map_err(net_err(reference, "push blob to", auth))?;
+    Ok(())
+}
+
+/// The size of each upload request of a blob.
+const PUSH_CHUNK: usize = 4 << 20;
 
 async fn push_manifest(
     client: &Client,

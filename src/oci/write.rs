@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use flate2::write::GzEncoder;
@@ -50,16 +49,9 @@ pub fn push(
         platforms.to_vec()
     };
 
-    let tar = layer_tar(payload_dir)?;
-    let diff_id = Digest::of(&tar);
-    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&tar)
-        .map_err(OciError::io("compress the layer"))?;
-    let gz = gz.finish().map_err(OciError::io("compress the layer"))?;
-
     fs::create_dir_all(layout_path.join("blobs/sha256"))
         .map_err(OciError::io(format!("create {}", layout_path.display())))?;
-    let layer = write_blob(layout_path, MEDIA_OCI_LAYER_GZIP, &gz)?;
+    let (layer, diff_id) = write_layer(payload_dir, layout_path)?;
     let annotations: BTreeMap<String, String> = [
         (RELEASE_LABEL.to_string(), version.clone()),
         (VERSION_ANNOTATION.to_string(), version.clone()),
@@ -162,16 +154,103 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OciError> {
     fs::rename(&temp, path).map_err(OciError::io(format!("write {}", path.display())))
 }
 
-/// A tar of the payload directories, sorted, with zero times and owners.
-fn layer_tar(root: &Path) -> Result<Vec<u8>, OciError> {
-    let mut builder = tar::Builder::new(Vec::new());
+/// Writes the layer blob (the tar of the payload directories, sorted, with zero times and
+/// owners, gzip-compressed) straight to the layout while hashing both forms, so memory does not
+/// grow with the payload. Returns its descriptor and the uncompressed digest (the diff id).
+fn write_layer(root: &Path, layout: &Path) -> Result<(Descriptor, Digest), OciError> {
+    let temp = layout
+        .join("blobs/sha256")
+        .join(format!("layer.tmp-{}", std::process::id()));
+    let file =
+        fs::File::create(&temp).map_err(OciError::io(format!("write {}", temp.display())))?;
+    let written = (|| {
+        let compressed = HashingWriter::new(std::io::BufWriter::new(file));
+        let gz = GzEncoder::new(compressed, flate2::Compression::default());
+        let mut builder = tar::Builder::new(HashingWriter::new(gz));
+        append_payload(&mut builder, root)?;
+        let tar = builder
+            .into_inner()
+            .map_err(OciError::io("build the layer"))?;
+        let (gz, diff_id, _) = tar.finish();
+        let compressed = gz.finish().map_err(OciError::io("compress the layer"))?;
+        let (file, digest, size) = compressed.finish();
+        let file = file
+            .into_inner()
+            .map_err(|e| OciError::io(format!("write {}", temp.display()))(e.into_error()))?;
+        file.sync_all()
+            .map_err(OciError::io(format!("write {}", temp.display())))?;
+        Ok((digest, size, diff_id))
+    })();
+    let (digest, size, diff_id) = match written {
+        Ok(done) => done,
+        Err(e) => {
+            let _ = fs::remove_file(&temp);
+            return Err(e);
+        }
+    };
+    let path = layout.join("blobs/sha256").join(digest.hex());
+    fs::rename(&temp, &path).map_err(OciError::io(format!("write {}", path.display())))?;
+    let layer = Descriptor {
+        media_type: MEDIA_OCI_LAYER_GZIP.to_string(),
+        digest: digest.to_string(),
+        size,
+        platform: None,
+        annotations: BTreeMap::new(),
+    };
+    Ok((layer, diff_id))
+}
+
+/// A writer that hashes (sha256) and counts what passes through it. Written by hand: a few
+/// lines, where a crate would add a dependency for one adaptor.
+struct HashingWriter<W> {
+    inner: W,
+    hasher: sha2::Sha256,
+    size: u64,
+}
+
+impl<W: std::io::Write> HashingWriter<W> {
+    fn new(inner: W) -> Self {
+        use sha2::Digest as _;
+        HashingWriter {
+            inner,
+            hasher: sha2::Sha256::new(),
+            size: 0,
+        }
+    }
+
+    fn finish(self) -> (W, Digest, u64) {
+        use sha2::Digest as _;
+        let digest = Digest::from_sha256(&self.hasher.finalize());
+        (self.inner, digest, self.size)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest as _;
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.size += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Adds `manifests/`, `release-manifests/` (and `bootstrap/`) of `root` to the layer.
+fn append_payload<W: std::io::Write>(
+    builder: &mut tar::Builder<W>,
+    root: &Path,
+) -> Result<(), OciError> {
     builder.follow_symlinks(false);
     let mut found = false;
     for dir in PAYLOAD_DIRS {
         let path = root.join(dir);
         if path.is_dir() {
             found = true;
-            append_tree(&mut builder, &path, dir)?;
+            append_tree(builder, &path, dir)?;
         }
     }
     if !found {
@@ -180,13 +259,11 @@ fn layer_tar(root: &Path) -> Result<Vec<u8>, OciError> {
             root.display()
         )));
     }
-    builder
-        .into_inner()
-        .map_err(OciError::io("build the layer"))
+    Ok(())
 }
 
-fn append_tree(
-    builder: &mut tar::Builder<Vec<u8>>,
+fn append_tree<W: std::io::Write>(
+    builder: &mut tar::Builder<W>,
     dir: &Path,
     name: &str,
 ) -> Result<(), OciError> {
