@@ -58,7 +58,7 @@ use foreign_crds::install_foreign_crds;
 
 use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
 use cvo::graph::{Mode, TaskGraph, workers_for};
-use cvo::include::{CapabilityFilter, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
+use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::manifest::Manifest;
 use cvo::operator::{ApplyOptions, apply_payload_with};
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
@@ -287,10 +287,7 @@ fn cli_default_config(payload: &Payload) -> InclusionConfig {
     InclusionConfig {
         required_feature_set: Some(String::new()),
         profile: Some(DEFAULT_CLUSTER_PROFILE.to_string()),
-        capabilities: Some(CapabilityFilter {
-            known_capabilities: caps.known,
-            enabled_capabilities: caps.enabled,
-        }),
+        capabilities: Some(caps.filter()),
         enabled_feature_gates: Some(gates),
         major_version: payload.major_version(),
         ..Default::default()

@@ -11,7 +11,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use rayon::prelude::*;
 
 use cvo::capability::{Registry, set_capabilities};
-use cvo::include::{CapabilityFilter, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
+use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::payload::{LoadOptions, Payload, PayloadInput, PayloadSource, read_input};
 use cvo::render::{Format, render};
 
@@ -20,10 +20,7 @@ fn default_install() -> InclusionConfig {
     InclusionConfig {
         required_feature_set: Some(String::new()),
         profile: Some(DEFAULT_CLUSTER_PROFILE.into()),
-        capabilities: Some(CapabilityFilter {
-            known_capabilities: caps.known,
-            enabled_capabilities: caps.enabled,
-        }),
+        capabilities: Some(caps.filter()),
         enabled_feature_gates: Some(BTreeSet::new()),
         ..Default::default()
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
-use cvo::include::{CapabilityFilter, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
+use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 
 fn bundled() -> Payload {
@@ -33,10 +33,7 @@ fn config(
         exclude_identifier: exclude.map(str::to_string),
         required_feature_set: Some(feature_set.into()),
         profile: Some(profile.into()),
-        capabilities: Some(CapabilityFilter {
-            known_capabilities: caps.known,
-            enabled_capabilities: caps.enabled,
-        }),
+        capabilities: Some(caps.filter()),
         overrides: None,
         enabled_feature_gates: Some(gates),
         major_version: Some(4),

@@ -245,13 +245,8 @@ fn condition(
     reason: &str,
     message: &str,
 ) -> ClusterOperatorStatusCondition {
-    ClusterOperatorStatusCondition {
-        type_: type_.into(),
-        status: status.into(),
-        last_transition_time: Time("2025-01-02T03:04:05Z".parse().expect("a valid timestamp")),
-        reason: Some(reason.into()),
-        message: Some(message.into()),
-    }
+    let at = Time("2025-01-02T03:04:05Z".parse().expect("a valid timestamp"));
+    ClusterOperatorStatusCondition::new(type_, status, at).because(reason, message)
 }
 
 fn version_spec() -> ClusterVersionSpec {

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use cvo::capability::implicit::{Side, implicitly_enabled};
 use cvo::capability::{CapabilitiesSpec, Capability, Registry, set_capabilities};
-use cvo::include::{CapabilityFilter, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
+use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::manifest::Manifest;
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 use support::{corpus, load};
@@ -27,10 +27,7 @@ fn config(profile: &str, feature_set: &str, baseline: &str, major: Option<u64>) 
         exclude_identifier: None,
         required_feature_set: Some(feature_set.to_string()),
         profile: Some(profile.to_string()),
-        capabilities: Some(CapabilityFilter {
-            known_capabilities: caps.known,
-            enabled_capabilities: caps.enabled,
-        }),
+        capabilities: Some(caps.filter()),
         overrides: None,
         enabled_feature_gates: Some(BTreeSet::new()),
         major_version: major,

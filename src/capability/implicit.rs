@@ -247,7 +247,7 @@ mod never_shrink {
     use crate::capability::{
         CapabilitiesSpec, CapabilitySet, Registry, set_capabilities, set_from_implicitly_enabled,
     };
-    use crate::include::CapabilityFilter;
+
     use crate::manifest::{ManifestDir, parse_file};
     use proptest::prelude::*;
     use std::sync::Arc;
@@ -322,7 +322,7 @@ mod never_shrink {
                     Step::Upgrade(annotations) => {
                         let next = payload(&annotations);
                         let config = InclusionConfig {
-                            capabilities: Some(CapabilityFilter { known_capabilities: caps.known.clone(), enabled_capabilities: caps.enabled.clone() }),
+                            capabilities: Some(caps.filter()),
                             ..Default::default()
                         };
                         let (u, c): (Vec<&Manifest>, Vec<&Manifest>) = (next.iter().collect(), current.iter().collect());
@@ -331,7 +331,7 @@ mod never_shrink {
                         // Axiom 4: a resource applied before the upgrade is still applied after it
                         // (for capabilities this CVO knows; unknown ones are never applied).
                         let after = InclusionConfig {
-                            capabilities: Some(CapabilityFilter { known_capabilities: caps.known.clone(), enabled_capabilities: caps.enabled.clone() }),
+                            capabilities: Some(caps.filter()),
                             ..Default::default()
                         };
                         for (old, new) in current.iter().zip(&next) {

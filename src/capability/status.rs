@@ -55,6 +55,14 @@ impl ClusterCapabilities {
         }
     }
 
+    /// The per-task capability filter of these capabilities (known and enabled).
+    pub fn filter(&self) -> crate::include::CapabilityFilter {
+        crate::include::CapabilityFilter {
+            known_capabilities: self.known.clone(),
+            enabled_capabilities: self.enabled.clone(),
+        }
+    }
+
     /// Upstream's `ClusterCapabilities.Equal`: only `enabled` decides whether
     /// capabilities "changed" between syncs (and thus whether to re-apply).
     pub fn enabled_equal(&self, other: &Self) -> bool {

@@ -10,9 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::capability::{CapabilitiesSpec, Capability, Registry, set_capabilities};
-use crate::include::{
-    CapabilityFilter, ComponentOverride, DEFAULT_CLUSTER_PROFILE, InclusionConfig,
-};
+use crate::include::{ComponentOverride, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use crate::payload::Payload;
 
 #[derive(Debug, Clone, Default, Args)]
@@ -129,10 +127,7 @@ impl InclusionArgs {
             exclude_identifier: self.exclude.clone(),
             required_feature_set: Some(feature_set),
             profile: Some(profile),
-            capabilities: (!unfiltered).then_some(CapabilityFilter {
-                known_capabilities: caps.known,
-                enabled_capabilities: caps.enabled,
-            }),
+            capabilities: (!unfiltered).then(|| caps.filter()),
             overrides: (!cluster_version.overrides.is_empty()).then_some(cluster_version.overrides),
             enabled_feature_gates: gates,
             major_version: self.major_version.or(payload.major_version()),

@@ -181,6 +181,28 @@ pub struct ClusterOperatorStatusCondition {
     pub message: Option<String>,
 }
 
+impl ClusterOperatorStatusCondition {
+    /// A condition of `type_` that took `status` at `at`, with no reason or message.
+    pub fn new(type_: &str, status: &str, at: Time) -> Self {
+        ClusterOperatorStatusCondition {
+            type_: type_.to_string(),
+            status: status.to_string(),
+            last_transition_time: at,
+            reason: None,
+            message: None,
+        }
+    }
+
+    /// With a reason and a message.
+    pub fn because(self, reason: &str, message: &str) -> Self {
+        ClusterOperatorStatusCondition {
+            reason: Some(reason.to_string()),
+            message: Some(message.to_string()),
+            ..self
+        }
+    }
+}
+
 /// `spec` of a ClusterOperator: empty; operators only report status.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(

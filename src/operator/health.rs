@@ -395,12 +395,9 @@ mod tests {
                 .collect(),
             conditions: conditions
                 .iter()
-                .map(|(t, s)| ClusterOperatorStatusCondition {
-                    type_: (*t).into(),
-                    status: (*s).into(),
-                    last_transition_time: Time("2025-01-01T00:00:00Z".parse().unwrap()),
-                    reason: Some("R".into()),
-                    message: Some("m".into()),
+                .map(|(t, s)| {
+                    let at = Time("2025-01-01T00:00:00Z".parse().unwrap());
+                    ClusterOperatorStatusCondition::new(t, s, at).because("R", "m")
                 })
                 .collect(),
             related_objects: vec![],

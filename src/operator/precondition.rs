@@ -591,13 +591,7 @@ mod tests {
         reason: &str,
         message: &str,
     ) -> ClusterOperatorStatusCondition {
-        ClusterOperatorStatusCondition {
-            type_: type_.into(),
-            status: status.into(),
-            last_transition_time: epoch(),
-            reason: Some(reason.into()),
-            message: Some(message.into()),
-        }
+        ClusterOperatorStatusCondition::new(type_, status, epoch()).because(reason, message)
     }
 
     /// What our status writes while overrides are set.

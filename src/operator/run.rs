@@ -22,7 +22,7 @@ use crate::cluster::validation::{clear_invalid_fields, validate_cluster_version}
 use crate::cluster::{ClusterVersion, ClusterVersionStatus, Release};
 use crate::graph::{Mode, TaskGraph, workers_for};
 use crate::hash::version_hash;
-use crate::include::{CapabilityFilter, InclusionConfig};
+use crate::include::InclusionConfig;
 use crate::payload::Payload;
 
 use super::apply::{
@@ -582,10 +582,7 @@ fn upgrade_implicit(
             .unwrap_or_default();
         let caps = capabilities(cv, options, state, &gates);
         InclusionConfig {
-            capabilities: Some(CapabilityFilter {
-                known_capabilities: caps.known,
-                enabled_capabilities: caps.enabled,
-            }),
+            capabilities: Some(caps.filter()),
             ..load_config(options, payload, feature_set, &gates)
         }
     };
@@ -638,10 +635,7 @@ pub async fn sync_once(
     let load = load_config(options, payload, &feature_set, &gates);
     let manifests = payload.included(&load);
     let config = InclusionConfig {
-        capabilities: Some(CapabilityFilter {
-            known_capabilities: caps.known.clone(),
-            enabled_capabilities: caps.enabled.clone(),
-        }),
+        capabilities: Some(caps.filter()),
         overrides: Some(cv.spec.overrides.clone()),
         ..load
     };

@@ -814,11 +814,9 @@ fn set(
             c.message = message;
         }
         None => conditions.push(ClusterOperatorStatusCondition {
-            type_: type_.to_string(),
-            status: status.to_string(),
-            last_transition_time: now.clone(),
             reason,
             message,
+            ..ClusterOperatorStatusCondition::new(type_, status, now.clone())
         }),
     }
 }
@@ -1758,13 +1756,7 @@ mod tests {
             implicitly_enabled: [Capability::new("Console")].into_iter().collect(),
         };
         let mut prev = ClusterVersionStatus::default();
-        prev.conditions.push(ClusterOperatorStatusCondition {
-            type_: "ImplicitlyEnabled".into(),
-            status: "True".into(),
-            last_transition_time: t(T0),
-            reason: None,
-            message: None,
-        });
+        prev.conditions.push(condition("ImplicitlyEnabled", "True"));
         let s = next_status(input(Some(&prev), &caps, T1, Progress::default()));
         assert!(s.conditions.iter().all(|c| c.type_ != "ImplicitlyEnabled"));
         assert_eq!(
@@ -1799,13 +1791,7 @@ mod tests {
     }
 
     fn condition(type_: &str, status: &str) -> ClusterOperatorStatusCondition {
-        ClusterOperatorStatusCondition {
-            type_: type_.into(),
-            status: status.into(),
-            last_transition_time: t(T0),
-            reason: None,
-            message: None,
-        }
+        ClusterOperatorStatusCondition::new(type_, status, t(T0))
     }
 
     fn override_(unmanaged: bool) -> ComponentOverride {

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
 use cvo::graph::Mode;
-use cvo::include::{CapabilityFilter, InclusionConfig, include};
+use cvo::include::{InclusionConfig, include};
 use cvo::manifest::{DELETE_ANNOTATION, Manifest};
 use cvo::operator::apply::ClusterVersionOwner;
 use cvo::operator::{ApplyOptions, ApplyReport, Effect, apply_payload, apply_payload_with};
@@ -140,10 +140,7 @@ pub async fn apply_bundled_payload(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     };
     let caps = set_capabilities(&Registry::standard(), Some(&spec), &[], &gates);
     let config = InclusionConfig {
-        capabilities: Some(CapabilityFilter {
-            known_capabilities: caps.known,
-            enabled_capabilities: caps.enabled,
-        }),
+        capabilities: Some(caps.filter()),
         ..load.clone()
     };
     let manifests = payload.included(&load);
