@@ -2,6 +2,7 @@
 //! cache, and hostile layouts refused without leaving anything behind.
 
 mod support;
+use support::raw_tar::raw_tar;
 
 use std::fs;
 use std::os::unix::fs::MetadataExt as _;
@@ -319,24 +320,6 @@ fn layout_with_layers(root: &Path, manifest_media: &str, layers: &[(&str, &[u8])
     )
     .unwrap();
     layout
-}
-
-/// A tar whose entries are written raw (hostile names survive).
-fn raw_tar(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
-    let mut builder = tar::Builder::new(Vec::new());
-    for (path, kind, data, link) in entries {
-        let mut header = tar::Header::new_gnu();
-        header.set_entry_type(*kind);
-        header.set_size(data.len() as u64);
-        header.set_mode(0o644);
-        if let Some(link) = link {
-            header.set_link_name(link).unwrap();
-        }
-        header.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
-        header.set_cksum();
-        builder.append(&header, *data).unwrap();
-    }
-    builder.into_inner().unwrap()
 }
 
 fn refused(layout: &Path, cache: &Path, env: &[(&str, &str)], expected: &str) {

@@ -388,28 +388,16 @@ fn apply_whiteout(
     remove_existing(&join(root, &target), false)
 }
 
+// The tar builder the integration tests use too (hostile entry names).
+#[cfg(test)]
+#[path = "../../tests/support/raw_tar.rs"]
+mod raw_tar;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn layer(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
-        let mut builder = tar::Builder::new(Vec::new());
-        for (path, kind, data, link) in entries {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(*kind);
-            header.set_size(data.len() as u64);
-            header.set_mode(0o644);
-            if let Some(link) = link {
-                header.set_link_name(link).unwrap();
-            }
-            // Write the raw name so hostile paths survive the builder's own checks.
-            let name = path.as_bytes();
-            header.as_old_mut().name[..name.len()].copy_from_slice(name);
-            header.set_cksum();
-            builder.append(&header, *data).unwrap();
-        }
-        builder.into_inner().unwrap()
-    }
+    use super::raw_tar::raw_tar as layer;
 
     fn apply(root: &Path, bytes: &[u8], limits: &Limits) -> Result<(), OciError> {
         apply_layer(bytes, "sha256:test", root, limits, &mut Budget::default())

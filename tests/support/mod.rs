@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod raw_tar;
 pub mod registry;
 
 use std::path::{Path, PathBuf};
