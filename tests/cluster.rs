@@ -44,7 +44,7 @@ mod upgrade_tests;
 use start_tests::{
     start_as_restricted_user, start_command, start_enables_then_keeps_a_capability,
     start_honours_overrides, start_installs_with_baseline_none, start_leader_election_hands_over,
-    start_serves_metrics_and_readyz,
+    start_serves_metrics_and_readyz, start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
     upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
@@ -110,6 +110,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("start_honours_overrides", |c| {
         Box::pin(start_honours_overrides(c))
+    }),
+    ("start_wakes_on_spec_change_and_bounds_passes", |c| {
+        Box::pin(start_wakes_on_spec_change_and_bounds_passes(c))
     }),
     ("start_leader_election_hands_over", |c| {
         Box::pin(start_leader_election_hands_over(c))

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use cvo::capability::{CapabilitiesSpec, Capability};
 use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionSpec, ClusterVersionStatus};
 use cvo::operator::metrics::{bind, serve};
-use cvo::operator::run::{SyncState, sync_once};
+use cvo::operator::run::{PassResult, SyncState, sync_once};
 use cvo::operator::{LeaseConfig, Metrics, RunOptions, run};
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 
@@ -30,6 +30,17 @@ pub fn options() -> anyhow::Result<RunOptions> {
         &LoadOptions::default(),
     )?;
     Ok(options_with(payload))
+}
+
+/// One pass (`sync_once`) that must apply everything.
+pub async fn clean_pass(
+    client: &kube::Client,
+    options: &RunOptions,
+    state: &mut SyncState,
+) -> anyhow::Result<PassResult> {
+    let pass = sync_once(client, options, state).await?;
+    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    Ok(pass)
 }
 
 /// Fast loop settings for tests over `payload`.
@@ -209,8 +220,7 @@ pub async fn start_installs_with_baseline_none(ctx: &Ctx<'_>) -> anyhow::Result<
 
     // A reconcile pass changes nothing, so the status is not written.
     let mut state = SyncState::default();
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let pass = clean_pass(&ctx.admin, &options, &mut state).await?;
     ensure!(!pass.status_written, "an unchanged status was written");
     ensure!(status(ctx).await? == s, "status changed");
     Ok(())
@@ -233,8 +243,7 @@ pub async fn start_enables_then_keeps_a_capability(ctx: &Ctx<'_>) -> anyhow::Res
     )
     .await?;
     let mut state = SyncState::default();
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(&ctx.admin, &options, &mut state).await?;
 
     let set_spec = |additional: &'static [&'static str]| {
         let api = api.clone();
@@ -272,8 +281,7 @@ pub async fn start_enables_then_keeps_a_capability(ctx: &Ctx<'_>) -> anyhow::Res
     )?;
 
     mark_healthy(ctx, &options.payload, "console").await?;
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(&ctx.admin, &options, &mut state).await?;
     let discovery = Discovery::new(ctx.admin.clone()).run().await?;
     let console: Vec<_> = (options.payload.manifests.iter())
         .filter(|m| m.annotation(CAPABILITY) == Some("Console"))
@@ -326,8 +334,7 @@ pub async fn start_enables_then_keeps_a_capability(ctx: &Ctx<'_>) -> anyhow::Res
     )?;
     check_condition(&s, "Failing", ("False", ""))?;
     // The long-running operator's in-memory state agrees.
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    let pass = clean_pass(&ctx.admin, &options, &mut state).await?;
     ensure!(!pass.status_written, "status changed: {:?}", pass.status);
     Ok(())
 }
@@ -648,8 +655,7 @@ pub async fn start_honours_overrides(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let options = options()?;
     fresh_install(ctx, &options).await?;
     let mut state = SyncState::default();
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(&ctx.admin, &options, &mut state).await?;
 
     let cv: Api<ClusterVersion> = Api::all(ctx.admin.clone());
     let set_overrides = |unmanaged: bool| {
@@ -687,8 +693,7 @@ pub async fn start_honours_overrides(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             &Patch::Merge(&scale),
         )
         .await?;
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(&ctx.admin, &options, &mut state).await?;
     ensure!(
         replicas().await? == Some(3),
         "the unmanaged Deployment was applied"
@@ -710,8 +715,7 @@ pub async fn start_honours_overrides(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     );
 
     set_overrides(false).await?;
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(&ctx.admin, &options, &mut state).await?;
     ensure!(
         replicas().await? == Some(1),
         "the Deployment was not taken back"
@@ -723,4 +727,68 @@ pub async fn start_honours_overrides(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         s.conditions
     );
     Ok(())
+}
+
+/// The loop acts on a spec change at once (a watch), not at the next resync; and a pass that
+/// outlives `pass_timeout` is cancelled and counted as an error, the loop going on.
+pub async fn start_wakes_on_spec_change_and_bounds_passes(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let mut options = options()?;
+    fresh_install(ctx, &options).await?;
+    options.resync_interval = Duration::from_secs(60);
+    let api: Api<ClusterVersion> = Api::all(ctx.admin.clone());
+    let (tx, rx) = watch::channel(false);
+    let driver = async {
+        wait_for_status(ctx, "the install", |s| {
+            s.history.first().is_some_and(|h| h.state == "Completed")
+        })
+        .await?;
+        let patch = json!({"spec": {"channel": "stable-4.18"}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        let t0 = std::time::Instant::now();
+        wait_for_status(ctx, "the channel change", |s| {
+            condition_of(s, "RetrievedUpdates").1
+                == "No updateService server has been set to retrieve updates."
+        })
+        .await?;
+        eprintln!(
+            "  spec change acted on after {:.2}s (resync 60 s)",
+            t0.elapsed().as_secs_f64()
+        );
+        tx.send(true)?;
+        anyhow::Ok(())
+    };
+    let (ran, drove) = tokio::join!(run(&ctx.admin, &options, rx), driver);
+    drove?;
+    ran?;
+
+    let metrics = Arc::new(Metrics::new());
+    options.once = true;
+    options.pass_timeout = Duration::from_millis(1);
+    options.metrics = Some(metrics.clone());
+    run(&ctx.admin, &options, watch::channel(false).1).await?;
+    ensure!(metrics.passes("error") == 1, "{}", metrics.encode());
+    Ok(())
+}
+
+/// Polls the ClusterVersion status (every 50 ms, at most 10 s) until `done` holds.
+async fn wait_for_status(
+    ctx: &Ctx<'_>,
+    what: &str,
+    mut done: impl FnMut(&ClusterVersionStatus) -> bool,
+) -> anyhow::Result<()> {
+    let api: Api<ClusterVersion> = Api::all(ctx.admin.clone());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = api.get_status("version").await?.status.unwrap_or_default();
+        if done(&status) {
+            return Ok(());
+        }
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "{what} did not show in the status within 10 s: {:?}",
+            status.conditions
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -23,7 +23,8 @@ use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 use super::Ctx;
 use super::condition;
 use super::start_tests::{
-    check_condition, condition_of, mark_healthy, options_with, reset_cluster_version, spec, status,
+    check_condition, clean_pass, condition_of, mark_healthy, options_with, reset_cluster_version,
+    spec, status,
 };
 
 const OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.17.0");
@@ -143,18 +144,13 @@ async fn request_release(
     Ok(())
 }
 
-/// (history state, version) of every entry, newest first.
-fn history(s: &ClusterVersionStatus) -> Vec<(String, String)> {
-    s.history
-        .iter()
-        .map(|h| (h.state.clone(), h.version.clone().unwrap_or_default()))
-        .collect()
-}
-
-fn entries(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect()
+/// The history is exactly these (state, version) entries, newest first.
+fn check_history(s: &ClusterVersionStatus, want: &[(&str, &str)]) -> anyhow::Result<()> {
+    let got: Vec<(&str, &str)> = (s.history.iter())
+        .map(|h| (h.state.as_str(), h.version.as_deref().unwrap_or_default()))
+        .collect();
+    ensure!(got == want, "history {:?}", s.history);
+    Ok(())
 }
 
 /// Installs 4.17.0 with baseline None + Console and healthy operators; returns the loop's
@@ -174,14 +170,9 @@ async fn install_old(
     )
     .await?;
     let mut state = SyncState::default();
-    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(&ctx.admin, &options, &mut state).await?;
     let s = status(ctx).await?;
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.17.0")])?;
     Ok((api, options, state))
 }
 
@@ -243,11 +234,7 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
         "{:?}",
         s.desired
     );
-    ensure!(
-        history(&s) == entries(&[("Partial", "4.18.0"), ("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Partial", "4.18.0"), ("Completed", "4.17.0")])?;
     ensure!(s.history[1].completion_time.is_some(), "superseded entry");
     ensure!(
         s.history[0].accepted_risks.as_deref()
@@ -280,14 +267,9 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
     )?;
 
     mark_healthy(ctx, &options.payload, "etcd").await?;
-    let pass = sync_once(c, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(c, &options, &mut state).await?;
     let s = status(ctx).await?;
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
     check_condition(&s, "Available", ("True", "Done applying 4.18.0"))?;
     check_condition(&s, "Progressing", ("False", "Cluster version is 4.18.0"))?;
     check_condition(&s, "Failing", ("False", ""))?;
@@ -318,8 +300,7 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
         &Patch::Merge(&drift),
     )
     .await?;
-    let pass = sync_once(c, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(c, &options, &mut state).await?;
     ensure!(
         machine_api_images(ctx)
             .await?
@@ -333,8 +314,7 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
     api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
         .await?;
     let options = options_with(load(NEW)?);
-    let pass = sync_once(c, &options, &mut SyncState::default()).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(c, &options, &mut SyncState::default()).await?;
     let s = status(ctx).await?;
     check_condition(
         &s,
@@ -349,7 +329,7 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
         "Progressing",
         ("False", "Stopped at 4.18.0: the cluster version is invalid"),
     )?;
-    ensure!(history(&s).len() == 2, "{:?}", s.history);
+    check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
     Ok(())
 }
 
@@ -396,11 +376,7 @@ pub async fn upgrade_survives_apiserver_restart(ctx: &Ctx<'_>) -> anyhow::Result
     drove?;
     ran?;
     let s = status(ctx).await?;
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
     check_condition(&s, "Failing", ("False", ""))?;
     let (errors, incomplete) = (metrics.passes("error"), metrics.passes("incomplete"));
     eprintln!("  passes during the outage: {errors} error, {incomplete} incomplete");
@@ -473,21 +449,13 @@ pub async fn upgrade_from_release_images(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     };
     expect_ok(once(&image("4.17.0"))?)?;
     let s = status(ctx).await?;
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.17.0")])?;
     ensure!(s.history[0].image == image("4.17.0"), "{:?}", s.history);
 
     request_release(&api, &image("4.18.0"), Some("4.18.0")).await?;
     expect_ok(once(&image("4.17.0"))?)?;
     let s = status(ctx).await?;
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
     ensure!(s.history[0].image == image("4.18.0"), "{:?}", s.history);
     ensure!(
         s.desired.as_ref().and_then(|d| d.image.clone()) == Some(image("4.18.0")),
@@ -517,11 +485,7 @@ pub async fn upgrade_from_release_images(ctx: &Ctx<'_>) -> anyhow::Result<()> {
                 .is_some_and(|m| m.starts_with(&prefix)),
         "{accepted:?}"
     );
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
     check_condition(&s, "Failing", ("False", ""))?;
     drop(registry);
     Ok(())
@@ -541,12 +505,10 @@ pub async fn upgrade_preconditions_block_until_forced(ctx: &Ctx<'_>) -> anyhow::
         &Patch::Merge(&overrides),
     )
     .await?;
-    let pass = sync_once(c, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(c, &options, &mut state).await?;
 
     request_release(&api, NEW, Some("4.18.0")).await?;
-    let pass = sync_once(c, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(c, &options, &mut state).await?;
     let s = status(ctx).await?;
     let accepted = condition_of(&s, "ReleaseAccepted");
     let prefix = format!(
@@ -557,23 +519,14 @@ pub async fn upgrade_preconditions_block_until_forced(ctx: &Ctx<'_>) -> anyhow::
         accepted.0 == "False" && accepted.1.starts_with(&prefix) && accepted.1.contains(blocked),
         "{accepted:?}"
     );
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.17.0")])?;
 
     let force = json!({"spec": {"desiredUpdate": {"force": true}}});
     api.patch("version", &PatchParams::default(), &Patch::Merge(&force))
         .await?;
-    let pass = sync_once(c, &options, &mut state).await?;
-    ensure!(pass.report.is_success(), "{:#?}", pass.report.errors);
+    clean_pass(c, &options, &mut state).await?;
     let s = status(ctx).await?;
-    ensure!(
-        history(&s) == entries(&[("Completed", "4.18.0"), ("Completed", "4.17.0")]),
-        "{:?}",
-        s.history
-    );
+    check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
     let risks = s.history[0].accepted_risks.clone().unwrap_or_default();
     ensure!(
         risks.starts_with("Forced through blocking failures: "),
