@@ -27,7 +27,6 @@ start)
   if pid_is_ours "$dir/kube-apiserver.pid" "$dir"; then
     die "kube-apiserver in $dir is already running"
   fi
-  server="$(sed -nE 's/^CVO_CLUSTER_SERVER=(.*)$/\1/p' "$dir/cluster.env")"
   # The command line was written with printf %q by up.sh.
   eval "cmd=($(cat "$dir/kube-apiserver.cmd"))"
   # shellcheck disable=SC2154
@@ -35,9 +34,8 @@ start)
   echo $! >"$dir/kube-apiserver.pid"
   deadline=$((SECONDS + ${CVO_CLUSTER_START_TIMEOUT:-60}))
   while [ "$SECONDS" -lt "$deadline" ]; do
-    if [ "$(curl -sS --noproxy '*' --max-time 5 --cacert "$dir/pki/ca.crt" \
-      -H "Authorization: Bearer $(cat "$dir/admin.token")" "$server/readyz" 2>/dev/null)" = ok ]; then
-      log "kube-apiserver in $dir ready again at $server"
+    if [ "$(readyz "")" = ok ]; then
+      log "kube-apiserver in $dir ready again at $(server_url)"
       exit 0
     fi
     pid_is_ours "$dir/kube-apiserver.pid" "$dir" || die "kube-apiserver exited; see $dir/kube-apiserver.log"

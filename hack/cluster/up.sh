@@ -44,12 +44,6 @@ mkdir -p "$1"
 dir="$(cd "$1" && pwd)"
 [ "$dir" != / ] || die "refusing to use / as the cluster directory"
 
-server_url() { sed -nE 's/^CVO_CLUSTER_SERVER=(.*)$/\1/p' "$dir/cluster.env" 2>/dev/null; }
-admin_token() { cat "$dir/admin.token" 2>/dev/null; }
-readyz() {
-  curl -sS --noproxy '*' --max-time 5 --cacert "$dir/pki/ca.crt" \
-    -H "Authorization: Bearer $(admin_token)" "$(server_url)/readyz$1" 2>&1
-}
 stop_all() {
   stop_pidfile "$dir/watchdog.pid" "$dir" watchdog
   stop_pidfile "$dir/kube-apiserver.pid" "$dir" kube-apiserver
