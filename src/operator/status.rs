@@ -181,7 +181,7 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
     let completed = input.progress.completed;
     let mut history = merge_history(previous.history.clone(), &input.desired, completed, &now);
     if let (Some(risks), Some(top)) = (input.accepted_risks, history.first_mut())
-        && top.image == input.desired.image.clone().unwrap_or_default()
+        && input.desired.image.as_deref() == Some(top.image.as_str())
     {
         top.accepted_risks = Some(risks.to_string()).filter(|r| !r.is_empty());
     }

@@ -342,6 +342,9 @@ pub async fn start_enables_then_keeps_a_capability(ctx: &Ctx<'_>) -> anyhow::Res
 /// `cvo start` as a process: `--once` runs one pass and exits 0; without it the loop stops
 /// cleanly on SIGTERM.
 pub async fn start_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    // Self-contained: the ClusterVersion and the Lease's namespace exist, as in a cluster.
+    fresh_install(ctx, &options()?).await?;
+    cvo_namespace(ctx).await?;
     let command = |extra: &[&str]| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
         c.arg("start")
@@ -353,12 +356,19 @@ pub async fn start_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             .env_remove("EXCLUDE_MANIFESTS");
         c
     };
-    let out = command(&["--once"]).output()?;
+    let out = command(&["--once", "--log-format", "json"]).output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.success(), "{:?}: {stderr}", out.status);
+    // Structured logs: one JSON object per line, the pass summary among them.
+    let lines: Vec<serde_json::Value> = (stderr.lines())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("not JSON lines: {stderr}"))?;
     ensure!(
-        out.status.success(),
-        "{:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        lines
+            .iter()
+            .any(|l| l["fields"]["message"] == "pass finished" && l["fields"]["done"].is_number()),
+        "no pass summary: {stderr}"
     );
     let s = status(ctx).await?;
     check_condition(&s, "Available", ("True", "Done applying 4.18.0"))?;
