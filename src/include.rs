@@ -83,6 +83,61 @@ impl InclusionConfig {
             ..self.clone()
         }
     }
+
+    /// The filters the CVO checks per task when it applies (spec §7.2):
+    /// `Include(nil, nil, nil, &caps, overrides, gates, nil)`, unknown capabilities excluded.
+    pub fn apply_time(&self) -> InclusionConfig {
+        InclusionConfig {
+            capabilities: self.capabilities.clone(),
+            overrides: self.overrides.clone(),
+            enabled_feature_gates: self.enabled_feature_gates.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// What a cluster is, as far as choosing its manifests goes: the values upstream passes to
+/// `Include` (spec §1.7, §7.2, §9). The operator reads them from the cluster, `cvo plan` and
+/// the CLI from flags and files; [`ClusterFacts::inclusion`] is the one place that turns them
+/// into an [`InclusionConfig`], whose [`load_time`](InclusionConfig::load_time) and
+/// [`apply_time`](InclusionConfig::apply_time) parts every caller then uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterFacts {
+    /// `$EXCLUDE_MANIFESTS`.
+    pub exclude: Option<String>,
+    /// The FeatureGate's `spec.featureSet` (`""`: Default).
+    pub feature_set: String,
+    /// `$CLUSTER_PROFILE` (`""`: [`DEFAULT_CLUSTER_PROFILE`]).
+    pub profile: String,
+    /// The enabled feature gates; `None`: not checked (upstream's nil set).
+    pub feature_gates: Option<BTreeSet<String>>,
+    /// Known and enabled capabilities; `None`: no capability filter.
+    pub capabilities: Option<CapabilityFilter>,
+    /// `spec.overrides`.
+    pub overrides: Vec<ComponentOverride>,
+    /// The major version of the release being loaded (its release-metadata's).
+    pub major_version: Option<u64>,
+}
+
+impl ClusterFacts {
+    /// The whole inclusion configuration of this cluster: load-time and apply-time filters.
+    pub fn inclusion(&self) -> InclusionConfig {
+        let profile = if self.profile.is_empty() {
+            DEFAULT_CLUSTER_PROFILE
+        } else {
+            &self.profile
+        };
+        InclusionConfig {
+            exclude_identifier: self.exclude.clone(),
+            required_feature_set: Some(self.feature_set.clone()),
+            profile: Some(profile.to_string()),
+            capabilities: self.capabilities.clone(),
+            overrides: (!self.overrides.is_empty()).then(|| self.overrides.clone()),
+            enabled_feature_gates: self.feature_gates.clone(),
+            major_version: self.major_version,
+            allow_unknown_capabilities: false,
+        }
+    }
 }
 
 /// Why a manifest is excluded. `Display` is the exact upstream error text.
@@ -753,5 +808,53 @@ mod tests {
         assert_eq!(config.required_feature_set.as_deref(), Some(""));
         assert_eq!(config.major_version, Some(4));
         assert!(serde_json::from_str::<InclusionConfig>(r#"{"profil":"x"}"#).is_err());
+    }
+
+    #[test]
+    fn cluster_facts_make_load_and_apply_time_filters() {
+        let gates: BTreeSet<String> = ["G".to_string()].into();
+        let filter = CapabilityFilter::default();
+        let facts = ClusterFacts {
+            exclude: Some("x".into()),
+            feature_set: "TechPreviewNoUpgrade".into(),
+            profile: String::new(),
+            feature_gates: Some(gates.clone()),
+            capabilities: Some(filter.clone()),
+            overrides: vec![],
+            major_version: Some(4),
+        };
+        let config = facts.inclusion();
+        assert_eq!(config.profile.as_deref(), Some(DEFAULT_CLUSTER_PROFILE));
+        assert_eq!(config.overrides, None, "no overrides: upstream's nil");
+        // Load time: `Include(&exclude, &featureSet, &profile, nil, nil, gates, &major)`.
+        let load = config.load_time();
+        assert_eq!(load.exclude_identifier.as_deref(), Some("x"));
+        assert_eq!(
+            load.required_feature_set.as_deref(),
+            Some("TechPreviewNoUpgrade")
+        );
+        assert_eq!(load.major_version, Some(4));
+        assert_eq!((load.capabilities, load.overrides), (None, None));
+        // Apply time: `Include(nil, nil, nil, &caps, overrides, gates, nil)`.
+        let apply = ClusterFacts {
+            overrides: vec![ComponentOverride::default()],
+            ..facts
+        }
+        .inclusion()
+        .apply_time();
+        assert_eq!(
+            apply,
+            InclusionConfig {
+                capabilities: Some(filter),
+                overrides: Some(vec![ComponentOverride::default()]),
+                enabled_feature_gates: Some(gates),
+                ..Default::default()
+            }
+        );
+        let tolerant = InclusionConfig {
+            allow_unknown_capabilities: true,
+            ..config
+        };
+        assert!(!tolerant.apply_time().allow_unknown_capabilities);
     }
 }

@@ -81,11 +81,11 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
     let implicit = implicitly_enabled(
         Side {
             manifests: &next,
-            config: &apply_filter(&cluster.config, to, caps.clone()),
+            config: &apply_filter(&cluster.config, caps.clone()),
         },
         Side {
             manifests: &current,
-            config: &apply_filter(&cluster.config, from, caps.clone()),
+            config: &apply_filter(&cluster.config, caps.clone()),
         },
         &cluster.implicitly_enabled,
     );
@@ -97,8 +97,8 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
             .cloned()
             .collect(),
     };
-    let applied_now = applied(&current, &apply_filter(&cluster.config, from, caps));
-    let after_config = apply_filter(&cluster.config, to, after.clone());
+    let applied_now = applied(&current, &apply_filter(&cluster.config, caps));
+    let after_config = apply_filter(&cluster.config, after.clone());
     let mut plan = Plan {
         from_version: from.version().map(str::to_string),
         to_version: to.version().map(str::to_string),
@@ -142,21 +142,11 @@ fn load_filter(config: &InclusionConfig, payload: &Payload) -> InclusionConfig {
     }
 }
 
-/// The filters the CVO applies per task: capabilities, overrides, gates (spec §2.3).
-fn apply_filter(
-    config: &InclusionConfig,
-    payload: &Payload,
-    capabilities: CapabilityFilter,
-) -> InclusionConfig {
+/// The filters the CVO applies per task (spec §7.2), with `capabilities`.
+fn apply_filter(config: &InclusionConfig, capabilities: CapabilityFilter) -> InclusionConfig {
     InclusionConfig {
-        exclude_identifier: None,
-        required_feature_set: None,
-        profile: None,
         capabilities: Some(capabilities),
-        overrides: config.overrides.clone(),
-        enabled_feature_gates: config.enabled_feature_gates.clone(),
-        major_version: payload.major_version().or(config.major_version),
-        allow_unknown_capabilities: false,
+        ..config.apply_time()
     }
 }
 

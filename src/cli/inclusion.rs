@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::capability::{CapabilitiesSpec, Capability, Registry, set_capabilities};
-use crate::include::{ComponentOverride, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
+use crate::include::{ClusterFacts, ComponentOverride, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use crate::payload::Payload;
 
 #[derive(Debug, Clone, Default, Args)]
@@ -123,16 +123,16 @@ impl InclusionArgs {
             &cluster_version.prior_enabled,
             gates.as_ref().unwrap_or(&BTreeSet::new()),
         );
-        Ok(InclusionConfig {
-            exclude_identifier: self.exclude.clone(),
-            required_feature_set: Some(feature_set),
-            profile: Some(profile),
+        let facts = ClusterFacts {
+            exclude: self.exclude.clone(),
+            feature_set,
+            profile,
+            feature_gates: gates,
             capabilities: (!unfiltered).then(|| caps.filter()),
-            overrides: (!cluster_version.overrides.is_empty()).then_some(cluster_version.overrides),
-            enabled_feature_gates: gates,
+            overrides: cluster_version.overrides,
             major_version: self.major_version.or(payload.major_version()),
-            allow_unknown_capabilities: false,
-        })
+        };
+        Ok(facts.inclusion())
     }
 
     /// Explicit flags win over a file's `capabilities`.

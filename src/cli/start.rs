@@ -10,10 +10,9 @@ use clap::Args;
 
 use super::{CliResult, PayloadArgs, load_payload};
 use crate::capability::Capability;
-use crate::operator::lease::default_identity;
+use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::operator::metrics::{bind, serve};
-use crate::operator::run::profile_from_env;
-use crate::operator::{LeaseConfig, Metrics, RunOptions, run};
+use crate::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
 use crate::payload::{LoadOptions, PayloadSource};
 
 #[derive(Debug, Args)]
@@ -30,6 +29,12 @@ pub struct StartArgs {
     /// Seconds between passes, jittered ×[1,2).
     #[arg(long, value_name = "SECS", default_value_t = 180)]
     pub resync_interval: u64,
+    /// The cluster profile whose manifests are applied (`include.release.openshift.io/<profile>`).
+    #[arg(long, value_name = "PROFILE", env = "CLUSTER_PROFILE", default_value = DEFAULT_CLUSTER_PROFILE)]
+    pub cluster_profile: String,
+    /// Manifests annotated `exclude.release.openshift.io/<ID>: "true"` are not applied.
+    #[arg(long, value_name = "ID", env = "EXCLUDE_MANIFESTS")]
+    pub exclude_manifests: Option<String>,
     /// Capabilities that are enabled whatever spec.capabilities says.
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub always_enable_capabilities: Vec<String>,
@@ -49,10 +54,13 @@ pub struct StartArgs {
     /// Apply without holding the Lease `openshift-cluster-version/version` (a single replica).
     #[arg(long)]
     pub disable_leader_election: bool,
-    /// This replica's identity in the Lease (default: `$POD_NAME` or the host name, with the
-    /// process id).
+    /// This replica's identity in the Lease (default: the pod name, else the host name, with
+    /// the process id).
     #[arg(long, value_name = "ID")]
     pub leader_identity: Option<String>,
+    /// The pod this replica runs in (the downward API's `metadata.name`).
+    #[arg(long, value_name = "NAME", env = "POD_NAME", hide = true)]
+    pub pod_name: Option<String>,
 }
 
 pub fn start(args: StartArgs) -> CliResult {
@@ -65,17 +73,21 @@ pub fn start(args: StartArgs) -> CliResult {
     };
     let options = LoadOptions {
         release_image: args.release_image.clone().or(from_image),
-        cluster_profile: profile_from_env(),
+        cluster_profile: args.cluster_profile.clone(),
         strict_templates: false,
     };
     let payload = load_payload(&args.payload, &options)?;
     let metrics = Arc::new(Metrics::new());
     let options = RunOptions {
         resync_interval: Duration::from_secs(args.resync_interval),
-        always_enable: (args.always_enable_capabilities.iter())
-            .filter(|c| !c.is_empty())
-            .map(Capability::new)
-            .collect(),
+        facts: OperatorFacts {
+            profile: args.cluster_profile.clone(),
+            exclude: args.exclude_manifests.clone().filter(|e| !e.is_empty()),
+            always_enable: (args.always_enable_capabilities.iter())
+                .filter(|c| !c.is_empty())
+                .map(Capability::new)
+                .collect(),
+        },
         once: args.once,
         payload_timeout: Duration::from_secs(args.payload_timeout),
         pass_timeout: Duration::from_secs(args.pass_timeout),
@@ -83,7 +95,7 @@ pub fn start(args: StartArgs) -> CliResult {
             LeaseConfig::new(
                 args.leader_identity
                     .clone()
-                    .unwrap_or_else(default_identity),
+                    .unwrap_or_else(|| default_identity(args.pod_name.as_deref())),
             )
         }),
         metrics: Some(metrics.clone()),
@@ -131,4 +143,16 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// The pod's name, else the host name; with the process id, so two local processes differ.
+fn default_identity(pod_name: Option<&str>) -> String {
+    let host = pod_name
+        .map(str::to_string)
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "cvo".into());
+    format!("{host}_{}", std::process::id())
 }

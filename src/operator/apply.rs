@@ -1,10 +1,11 @@
-//! One apply pass (spec §7.2): every task of the run-level graph, in graph order, applied with
-//! server-side apply as the CVO's field manager.
+//! The executor of one apply pass (spec §7.2): every task of the run-level graph, in graph
+//! order, applied with server-side apply as the CVO's field manager.
 //!
-//! Decisions are pure ([`action`], [`reason_for_status`], [`owner_references`], the workload
-//! health checks of [`crate::operator::health`]); [`apply_payload`] is the I/O shell: it drives
-//! [`Scheduler`] with tokio tasks, resolves each manifest's kind through discovery (refreshed
-//! after a CRD is applied, and on a miss), and collects an [`ApplyReport`].
+//! The decisions are pure and live elsewhere ([`super::task`]: the action, upstream reasons,
+//! owner references, the report; [`super::health`]: workload and ClusterOperator health);
+//! this module drives [`Scheduler`] with tokio tasks, resolves each manifest's kind through
+//! discovery (refreshed after a CRD is applied, and on a miss), and collects the
+//! [`ApplyReport`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,65 +14,31 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
-use kube::core::{GroupVersionKind as KubeGvk, Status};
+use kube::core::GroupVersionKind as KubeGvk;
 use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
 use kube::runtime::wait::{await_condition, conditions};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::RwLock;
 use tokio::task::JoinSet;
 
-use crate::cluster::ClusterVersion;
+use super::outcome::{ApplyReport, Effect};
+use super::task::{
+    Action, ApplyErrorText, ClusterVersionOwner, FIELD_MANAGER, InvalidDeleteAnnotation, Outcome,
+    action, reason_for_status, report, set_owner,
+};
 use crate::graph::{Mode, Scheduler, TaskGraph};
 use crate::include::{InclusionConfig, include};
-use crate::manifest::{CREATE_ONLY_ANNOTATION, DELETE_ANNOTATION, Manifest, go_quote};
+use crate::manifest::{Manifest, go_quote};
 use crate::operator::health::{
     WorkloadHealthError, check_daemonset, check_deployment, check_job, deployment_state_unknown,
 };
 
-/// The field manager of every write, as the CVO's user agent names it.
-pub const FIELD_MANAGER: &str = "cluster-version-operator";
-
-/// What applying a manifest means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Server-side apply the object (create or update).
-    Apply,
-    /// `release.openshift.io/create-only`: create when absent, never update.
-    CreateOnly,
-    /// `release.openshift.io/delete: "true"`: delete (in Updating mode), never create.
-    Delete,
-    /// A ClusterOperator: not desired state, the CVO waits on the operator to report it
-    /// (spec §5.4). Not applied, and not done, in this increment.
-    WaitClusterOperator,
-}
-
-/// What the manifest asks the CVO to do (spec §2.1, §5.4). Pure.
-pub fn action(manifest: &Manifest) -> Result<Action, ApplyError> {
-    if manifest.gvk.is("config.openshift.io", "ClusterOperator") {
-        return Ok(Action::WaitClusterOperator);
-    }
-    if let Some(value) = manifest.annotation(DELETE_ANNOTATION) {
-        return if value == "true" {
-            Ok(Action::Delete)
-        } else {
-            Err(ApplyError::InvalidDeleteAnnotation(value.to_string()))
-        };
-    }
-    match manifest.annotation(CREATE_ONLY_ANNOTATION) {
-        Some(v) if v.eq_ignore_ascii_case("true") => Ok(Action::CreateOnly),
-        _ => Ok(Action::Apply),
-    }
-}
-
 /// Why a task failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
-    /// Upstream `ValidDeleteAnnotation`.
-    #[error("invalid delete annotation {} value: {}", go_quote(DELETE_ANNOTATION), go_quote(.0))]
-    InvalidDeleteAnnotation(String),
+    #[error(transparent)]
+    InvalidDeleteAnnotation(#[from] InvalidDeleteAnnotation),
     /// The kind is not served, even after refreshing discovery (upstream `meta.NoKindMatchError`).
     #[error(
         "no matches for kind {} in version {}",
@@ -153,148 +120,6 @@ pub fn reason_for(err: &kube::Error) -> (&'static str, &'static str) {
     }
 }
 
-/// Upstream `reasonForPayloadSyncError` over the apimachinery `Is*` predicates (spec §7.2):
-/// a predicate matches on the status reason, or on the HTTP code when the reason is not one
-/// apimachinery knows. Pure.
-pub fn reason_for_status(status: &Status) -> (&'static str, &'static str) {
-    let reason = status.reason.as_str();
-    let code = status.code;
-    let known = KNOWN_REASONS.contains(&reason);
-    let is = |r: &str, c: Option<u16>| reason == r || (!known && c.is_some_and(|c| c == code));
-    let unexpected_server_error = status.details.as_ref().is_some_and(|d| {
-        d.causes
-            .iter()
-            .any(|c| c.reason == "UnexpectedServerResponse")
-    });
-    if is("NotFound", Some(404)) || is("AlreadyExists", None) {
-        (
-            "UpdatePayloadResourceNotFound",
-            "resource may have been deleted",
-        )
-    } else if is("Conflict", Some(409)) {
-        (
-            "UpdatePayloadResourceConflict",
-            "someone else is updating this resource",
-        )
-    } else if is("Timeout", Some(504))
-        || is("ServiceUnavailable", Some(503))
-        || unexpected_server_error
-    {
-        (
-            "UpdatePayloadClusterDown",
-            "the server is down or not responding",
-        )
-    } else if is("InternalError", Some(500)) {
-        (
-            "UpdatePayloadClusterError",
-            "the server is reporting an internal error",
-        )
-    } else if is("Invalid", Some(422)) {
-        (
-            "UpdatePayloadResourceInvalid",
-            "the object is invalid, possibly due to local cluster configuration",
-        )
-    } else if is("Unauthorized", Some(401)) {
-        (
-            "UpdatePayloadClusterUnauthorized",
-            "could not authenticate to the server",
-        )
-    } else if is("Forbidden", Some(403)) {
-        (
-            "UpdatePayloadResourceForbidden",
-            "the server has forbidden updates to this resource",
-        )
-    } else if is("ServerTimeout", None) || is("TooManyRequests", Some(429)) {
-        (
-            "UpdatePayloadClusterOverloaded",
-            "the server is overloaded and is not accepting updates",
-        )
-    } else {
-        ("UpdatePayloadFailed", "")
-    }
-}
-
-/// apimachinery `knownReasons` (`StatusReasonUnknown`, `""`, is not one of them).
-const KNOWN_REASONS: &[&str] = &[
-    "Unauthorized",
-    "Forbidden",
-    "NotFound",
-    "AlreadyExists",
-    "Conflict",
-    "Gone",
-    "Invalid",
-    "ServerTimeout",
-    "StoreReadError",
-    "Timeout",
-    "TooManyRequests",
-    "BadRequest",
-    "MethodNotAllowed",
-    "NotAcceptable",
-    "RequestEntityTooLarge",
-    "UnsupportedMediaType",
-    "InternalError",
-    "Expired",
-    "ServiceUnavailable",
-];
-
-/// How an error weighs on the pass (upstream `UpdateEffect`, spec §5.4 and §7.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
-pub enum Effect {
-    /// Reported, never failing: the node goes on (a degraded operator while installing).
-    Report,
-    /// Only waiting (an operator still updating versions): not a failure unless slow.
-    None,
-    /// A failure only once the operator has been waited on for 40 minutes (degraded).
-    FailAfterInterval,
-    /// A failure.
-    #[default]
-    Fail,
-}
-
-/// One failed task, as upstream's `UpdateError`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TaskError {
-    /// `manifest.task_string(i + 1, total)`, e.g. `configmap "ns/name" (5 of 10)`.
-    pub task: String,
-    /// `UpdatePayload…`.
-    pub reason: String,
-    /// `Could not update <task>[: <cause>]`.
-    pub message: String,
-    /// The underlying error (upstream `Nested`).
-    pub error: String,
-    /// How the error weighs on the pass.
-    pub effect: Effect,
-    /// What the error is about (upstream `Name`): the ClusterOperator's name, or a workload's
-    /// `<namespace>/<name>`; used by the condensing and `SummaryForReason` of spec §7.6.
-    pub name: Option<String>,
-}
-
-/// The outcome of one pass.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ApplyReport {
-    /// Applied successfully (create-only objects that exist, and deletions, count).
-    pub done: usize,
-    /// Manifests given (load-filtered).
-    pub total: usize,
-    /// Excluded at apply time (capabilities, overrides, feature gates); not done.
-    pub skipped: usize,
-    /// ClusterOperator manifests: waited on, not applied; not done.
-    pub waiting: Vec<String>,
-    /// In task order.
-    pub errors: Vec<TaskError>,
-    /// Never attempted: behind a failed task of their node, or in a node a failure blocked.
-    pub incomplete: usize,
-    /// ClusterOperators that were checked and found as the payload expects (their update
-    /// start times are cleared, spec §7.6).
-    pub operators_done: Vec<String>,
-}
-
-impl ApplyReport {
-    pub fn is_success(&self) -> bool {
-        self.errors.iter().all(|e| e.effect == Effect::Report) && self.incomplete == 0
-    }
-}
-
 /// How one pass applies: retry and wait bounds, the sync state, the owner of what it applies.
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
@@ -328,73 +153,6 @@ impl Default for ApplyOptions {
             initializing: false,
             owner: None,
         }
-    }
-}
-
-/// The ClusterVersion the CVO runs for, as the owner of what it applies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterVersionOwner {
-    pub name: String,
-    pub uid: String,
-}
-
-impl ClusterVersionOwner {
-    /// The owner a live ClusterVersion makes; `None` before the server gave it a uid.
-    pub fn of(cv: &ClusterVersion) -> Option<Self> {
-        Some(ClusterVersionOwner {
-            name: cv.metadata.name.clone()?,
-            uid: cv.metadata.uid.clone()?,
-        })
-    }
-}
-
-/// Upstream `ownerReferenceModifier`: the owner references an applied object gets, from those
-/// its manifest has. Owner references other than to a ClusterVersion are the manifest author's
-/// choice and win, alone; otherwise the only owner is the CVO's ClusterVersion, its controller
-/// unless the manifest is create-only (upstream compares the annotation to exactly `true`
-/// here, unlike the case-insensitive create-only check). Pure.
-pub fn owner_references(
-    manifest_refs: &[OwnerReference],
-    create_only: Option<&str>,
-    owner: &ClusterVersionOwner,
-) -> Vec<OwnerReference> {
-    let foreign: Vec<OwnerReference> = (manifest_refs.iter())
-        .filter(|r| r.kind != "ClusterVersion")
-        .cloned()
-        .collect();
-    if !foreign.is_empty() {
-        return foreign;
-    }
-    vec![OwnerReference {
-        api_version: "config.openshift.io/v1".into(),
-        kind: "ClusterVersion".into(),
-        name: owner.name.clone(),
-        uid: owner.uid.clone(),
-        controller: (create_only != Some("true")).then_some(true),
-        block_owner_deletion: None,
-    }]
-}
-
-/// Sets `metadata.ownerReferences` of `object` per [`owner_references`]. An object whose owner
-/// references do not read is left alone: the server rejects it with the precise complaint.
-fn set_owner(object: &mut serde_json::Value, manifest: &Manifest, owner: &ClusterVersionOwner) {
-    let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) else {
-        return;
-    };
-    let existing = match metadata.get("ownerReferences") {
-        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
-        Some(refs) => serde_json::from_value::<Vec<OwnerReference>>(refs.clone()),
-    };
-    let Ok(existing) = existing else {
-        return;
-    };
-    let refs = owner_references(
-        &existing,
-        manifest.annotation(CREATE_ONLY_ANNOTATION),
-        owner,
-    );
-    if let Ok(refs) = serde_json::to_value(refs) {
-        metadata.insert("ownerReferences".into(), refs);
     }
 }
 
@@ -456,17 +214,30 @@ pub async fn apply_payload_with(
     workers: usize,
     options: &ApplyOptions,
 ) -> ApplyReport {
-    let total = manifests.len();
     let graph = TaskGraph::build(manifests, mode);
+    apply_graph(client, manifests, &graph, mode, config, workers, options).await
+}
+
+/// [`apply_payload_with`] over the task graph already built from `manifests` for `mode`.
+pub async fn apply_graph(
+    client: &kube::Client,
+    manifests: &[&Manifest],
+    graph: &TaskGraph,
+    mode: Mode,
+    config: &InclusionConfig,
+    workers: usize,
+    options: &ApplyOptions,
+) -> ApplyReport {
+    let total = manifests.len();
     let ctx = Arc::new(Ctx {
         client: client.clone(),
         resolver: Resolver::new(client.clone()),
-        config: apply_time(config),
+        config: config.apply_time(),
         mode,
         options: options.clone(),
         manifests: manifests.iter().map(|m| (*m).clone()).collect(),
     });
-    let mut scheduler = Scheduler::new(&graph);
+    let mut scheduler = Scheduler::new(graph);
     let mut running = JoinSet::new();
     let mut node_of = HashMap::new();
     let mut outcomes: Vec<Option<Outcome>> = vec![None; total];
@@ -517,87 +288,6 @@ pub async fn apply_payload_with(
     report(manifests, outcomes)
 }
 
-fn report(manifests: &[&Manifest], outcomes: Vec<Option<Outcome>>) -> ApplyReport {
-    let total = manifests.len();
-    let mut report = ApplyReport {
-        total,
-        ..Default::default()
-    };
-    for (i, outcome) in outcomes.into_iter().enumerate() {
-        let task = || manifests[i].task_string(i + 1, total);
-        match outcome {
-            None => report.incomplete += 1,
-            Some(Outcome::Done) => {
-                report.done += 1;
-                if manifests[i]
-                    .gvk
-                    .is("config.openshift.io", "ClusterOperator")
-                {
-                    report.operators_done.push(manifests[i].id.name.clone());
-                }
-            }
-            Some(Outcome::Skipped) => report.skipped += 1,
-            Some(Outcome::Waiting) => report.waiting.push(task()),
-            Some(Outcome::Failed(e)) => {
-                let task = task();
-                let message = if let Some(message) = e.message {
-                    message
-                } else if e.cause.is_empty() {
-                    format!("Could not update {task}")
-                } else {
-                    format!("Could not update {task}: {}", e.cause)
-                };
-                report.errors.push(TaskError {
-                    task,
-                    reason: e.reason.to_string(),
-                    message,
-                    error: e.error,
-                    effect: e.effect,
-                    name: e.name,
-                });
-            }
-        }
-    }
-    report
-}
-
-/// The filters upstream checks per task: `Include(nil, nil, nil, &caps, overrides, gates, nil)`.
-fn apply_time(config: &InclusionConfig) -> InclusionConfig {
-    InclusionConfig {
-        capabilities: config.capabilities.clone(),
-        overrides: config.overrides.clone(),
-        enabled_feature_gates: config.enabled_feature_gates.clone(),
-        allow_unknown_capabilities: config.allow_unknown_capabilities,
-        ..Default::default()
-    }
-}
-
-#[derive(Debug, Clone)]
-enum Outcome {
-    Done,
-    Skipped,
-    Waiting,
-    Failed(ApplyErrorText),
-}
-
-#[derive(Debug, Clone)]
-struct ApplyErrorText {
-    reason: &'static str,
-    cause: &'static str,
-    error: String,
-    /// Replaces `Could not update <task>[: <cause>]` (ClusterOperator health errors).
-    message: Option<String>,
-    effect: Effect,
-    name: Option<String>,
-}
-
-impl Outcome {
-    /// A failure that ends its node (a `Report` error lets the node go on, spec §7.2).
-    fn blocks(&self) -> bool {
-        matches!(self, Outcome::Failed(e) if e.effect != Effect::Report)
-    }
-}
-
 struct Ctx {
     client: kube::Client,
     resolver: Resolver,
@@ -636,7 +326,7 @@ async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
             };
         }
         Ok(action) => with_retries(ctx, manifest, action).await,
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     };
     match result {
         Ok(()) => Outcome::Done,
@@ -873,60 +563,17 @@ impl Resolver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::payload::{LoadOptions, Payload, PayloadInput};
-
-    fn manifest(annotations: &str, kind: &str, api_version: &str) -> Manifest {
-        let text = format!(
-            "apiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: x\n  namespace: ns\n  annotations: {{{annotations}}}\n"
-        );
-        let input = PayloadInput {
-            origin: "test".into(),
-            layout: crate::payload::Layout::PlainDirectory,
-            manifests: vec![],
-            release_manifests: vec![crate::payload::InputFile {
-                name: "0000_10_a_b.yaml".into(),
-                contents: Ok(text.into_bytes()),
-            }],
-            release_metadata: None,
-            image_references: None,
-        };
-        let payload = Payload::from_input(input, &LoadOptions::default()).expect("loads");
-        payload.manifests.into_iter().next().expect("one manifest")
-    }
-
-    fn cm(annotations: &str) -> Manifest {
-        manifest(annotations, "ConfigMap", "v1")
-    }
+    use crate::operator::task::tests::{cm, manifest};
+    use kube::core::Status;
 
     #[test]
-    fn actions_follow_the_annotations() {
-        assert_eq!(action(&cm("")).unwrap(), Action::Apply);
-        let create_only =
-            |v: &str| action(&cm(&format!("release.openshift.io/create-only: {v:?}")));
-        assert_eq!(create_only("true").unwrap(), Action::CreateOnly);
-        assert_eq!(create_only("TRUE").unwrap(), Action::CreateOnly);
-        assert_eq!(create_only("True").unwrap(), Action::CreateOnly);
-        assert_eq!(create_only("false").unwrap(), Action::Apply);
-        assert_eq!(create_only("yes").unwrap(), Action::Apply);
-        let delete = |v: &str| action(&cm(&format!("release.openshift.io/delete: {v:?}")));
-        assert_eq!(delete("true").unwrap(), Action::Delete);
-        for bad in ["True", "false", "", "yes"] {
-            let e = delete(bad).unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                format!(
-                    r#"invalid delete annotation "release.openshift.io/delete" value: "{bad}""#
-                )
-            );
-            assert_eq!(e.reason(), ("UpdatePayloadFailed", ""));
-        }
-        let both =
-            cm(r#"release.openshift.io/delete: "true", release.openshift.io/create-only: "true""#);
-        assert_eq!(action(&both).unwrap(), Action::Delete);
-        let co = manifest("", "ClusterOperator", "config.openshift.io/v1");
-        assert_eq!(action(&co).unwrap(), Action::WaitClusterOperator);
-        let other_group = manifest("", "ClusterOperator", "example.com/v1");
-        assert_eq!(action(&other_group).unwrap(), Action::Apply);
+    fn an_invalid_delete_annotation_is_a_plain_failure() {
+        let e = ApplyError::from(action(&cm(r#"release.openshift.io/delete: "yes""#)).unwrap_err());
+        assert_eq!(e.reason(), ("UpdatePayloadFailed", ""));
+        assert_eq!(
+            e.to_string(),
+            r#"invalid delete annotation "release.openshift.io/delete" value: "yes""#
+        );
     }
 
     fn status(reason: &str, code: u16) -> Status {
@@ -1082,169 +729,6 @@ mod tests {
             no_match.to_string(),
             r#"no matches for kind "Widget" in version "example.com/v1""#
         );
-    }
-
-    #[test]
-    fn report_counts_and_messages() {
-        let a = cm("");
-        let manifests = [&a, &a, &a, &a, &a];
-        let outcomes = vec![
-            Some(Outcome::Done),
-            Some(Outcome::Skipped),
-            Some(Outcome::Waiting),
-            Some(Outcome::Failed(ApplyErrorText {
-                reason: "UpdatePayloadResourceInvalid",
-                cause: "the object is invalid, possibly due to local cluster configuration",
-                error: "boom".into(),
-                message: None,
-                effect: Effect::Fail,
-                name: None,
-            })),
-            None,
-        ];
-        let r = report(&manifests, outcomes);
-        assert_eq!((r.done, r.total, r.skipped, r.incomplete), (1, 5, 1, 1));
-        assert_eq!(r.waiting, [r#"configmap "ns/x" (3 of 5)"#]);
-        assert_eq!(
-            r.errors[0].message,
-            r#"Could not update configmap "ns/x" (4 of 5): the object is invalid, possibly due to local cluster configuration"#
-        );
-        let r = report(
-            &manifests[..1],
-            vec![Some(Outcome::Failed(ApplyErrorText {
-                reason: "UpdatePayloadFailed",
-                cause: "",
-                error: "x".into(),
-                message: None,
-                effect: Effect::Fail,
-                name: None,
-            }))],
-        );
-        assert_eq!(
-            r.errors[0].message,
-            r#"Could not update configmap "ns/x" (1 of 1)"#
-        );
-        assert!(!r.is_success());
-        let reported = report(
-            &manifests[..1],
-            vec![Some(Outcome::Failed(ApplyErrorText {
-                reason: "ClusterOperatorDegraded",
-                cause: "",
-                error: "x".into(),
-                message: Some("Cluster operator x is degraded".into()),
-                effect: Effect::Report,
-                name: Some("x".into()),
-            }))],
-        );
-        assert!(
-            reported.is_success(),
-            "a Report error does not fail the pass"
-        );
-    }
-
-    #[test]
-    fn apply_time_keeps_only_per_task_filters() {
-        let config = InclusionConfig {
-            profile: Some("p".into()),
-            required_feature_set: Some(String::new()),
-            major_version: Some(4),
-            exclude_identifier: Some("x".into()),
-            overrides: Some(vec![]),
-            ..Default::default()
-        };
-        let t = apply_time(&config);
-        assert_eq!(t.profile, None);
-        assert_eq!(t.required_feature_set, None);
-        assert_eq!(t.major_version, None);
-        assert_eq!(t.exclude_identifier, None);
-        assert_eq!(t.overrides, Some(vec![]));
-    }
-
-    fn owner() -> ClusterVersionOwner {
-        ClusterVersionOwner {
-            name: "version".into(),
-            uid: "cv-uid".into(),
-        }
-    }
-
-    fn reference(kind: &str, uid: &str, controller: Option<bool>) -> OwnerReference {
-        OwnerReference {
-            api_version: "v1".into(),
-            kind: kind.into(),
-            name: "n".into(),
-            uid: uid.into(),
-            controller,
-            block_owner_deletion: None,
-        }
-    }
-
-    #[test]
-    fn owner_references_follow_the_upstream_modifier() {
-        let ours = |controller| OwnerReference {
-            api_version: "config.openshift.io/v1".into(),
-            kind: "ClusterVersion".into(),
-            name: "version".into(),
-            uid: "cv-uid".into(),
-            controller,
-            block_owner_deletion: None,
-        };
-        assert_eq!(owner_references(&[], None, &owner()), [ours(Some(true))]);
-        assert_eq!(owner_references(&[], Some("true"), &owner()), [ours(None)]);
-        // Only exactly "true" drops the controller flag.
-        for value in ["True", "TRUE", "false", ""] {
-            assert_eq!(
-                owner_references(&[], Some(value), &owner()),
-                [ours(Some(true))],
-                "{value:?}"
-            );
-        }
-        // A stale ClusterVersion reference is replaced.
-        let stale = reference("ClusterVersion", "old", Some(true));
-        assert_eq!(
-            owner_references(std::slice::from_ref(&stale), None, &owner()),
-            [ours(Some(true))]
-        );
-        // Foreign references win, alone: ClusterVersion ones are dropped.
-        let foreign = reference("ConfigMap", "cm", None);
-        let other = reference("Deployment", "d", Some(true));
-        assert_eq!(
-            owner_references(&[stale, foreign.clone(), other.clone()], None, &owner()),
-            [foreign, other]
-        );
-    }
-
-    #[test]
-    fn set_owner_edits_only_readable_metadata() {
-        let m = cm("");
-        let mut object = m.object();
-        set_owner(&mut object, &m, &owner());
-        assert_eq!(
-            object["metadata"]["ownerReferences"],
-            serde_json::json!([{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-                                "name": "version", "uid": "cv-uid", "controller": true}])
-        );
-        let create_only = cm(r#"release.openshift.io/create-only: "true""#);
-        let mut object = create_only.object();
-        set_owner(&mut object, &create_only, &owner());
-        assert_eq!(
-            object["metadata"]["ownerReferences"][0].get("controller"),
-            None
-        );
-        let mut foreign = m.object();
-        let refs =
-            serde_json::json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "u"}]);
-        foreign["metadata"]["ownerReferences"] = refs.clone();
-        set_owner(&mut foreign, &m, &owner());
-        assert_eq!(foreign["metadata"]["ownerReferences"], refs);
-        for bad in [serde_json::json!("x"), serde_json::json!([{"kind": 3}])] {
-            let mut object = m.object();
-            object["metadata"]["ownerReferences"] = bad.clone();
-            set_owner(&mut object, &m, &owner());
-            assert_eq!(object["metadata"]["ownerReferences"], bad);
-        }
-        let mut no_metadata = serde_json::json!({"kind": "ConfigMap"});
-        set_owner(&mut no_metadata, &m, &owner());
-        assert_eq!(no_metadata, serde_json::json!({"kind": "ConfigMap"}));
     }
 
     fn applied(api_version: &str, kind: &str, status: serde_json::Value) -> DynamicObject {

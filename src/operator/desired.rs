@@ -5,9 +5,7 @@
 //! The decisions ([`requested_release`], [`switch_decision`], [`verify_version`]) are pure;
 //! [`load_release`] is the blocking I/O shell (directory, `oci-layout:` or registry pull).
 
-use std::fmt;
-
-use super::status::{PayloadLoadStep, RequestedUpdate};
+use super::outcome::{LoadFailure, PayloadLoadStep, RequestedUpdate};
 use crate::cluster::ClusterVersion;
 use crate::cluster::validation::images_for_version;
 use crate::payload::source::{PayloadSource, read_input};
@@ -55,20 +53,6 @@ pub fn switch_decision(
         SwitchDecision::IgnoreWhileInitializing
     } else {
         SwitchDecision::Load(target)
-    }
-}
-
-/// Why a requested release is not used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadFailure {
-    pub step: PayloadLoadStep,
-    /// The `failure=` part of the upstream message.
-    pub error: String,
-}
-
-impl fmt::Display for LoadFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.step.as_str(), self.error)
     }
 }
 

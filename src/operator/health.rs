@@ -7,7 +7,7 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, DeploymentCondition};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::apply::Effect;
+use super::outcome::Effect;
 use crate::cluster::{ClusterOperator, ClusterOperatorStatusCondition};
 use crate::manifest::go_quote;
 

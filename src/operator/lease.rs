@@ -48,18 +48,6 @@ impl LeaseConfig {
     }
 }
 
-/// `$POD_NAME`, else the host name; with the process id, so two local processes differ.
-pub fn default_identity() -> String {
-    let host = std::env::var("POD_NAME")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "cvo".into());
-    format!("{host}_{}", std::process::id())
-}
-
 /// One candidate for one Lease.
 #[derive(Clone)]
 pub struct LeaderElector {

@@ -29,7 +29,7 @@ use tokio::sync::watch;
 
 use crate::capability::ClusterCapabilities;
 
-use super::apply::ApplyReport;
+use super::outcome::ApplyReport;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CapabilityLabels {

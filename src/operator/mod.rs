@@ -1,34 +1,44 @@
-//! The operator: what the CVO does to a cluster. Which payload to apply ([`desired`]), one
-//! apply pass over it ([`apply`]),
-//! the ClusterOperator health check ([`health`]), the summarized errors ([`summary`]), the
-//! ClusterVersion status ([`status`]) and
-//! the sync loop of `cvo start` ([`run`](mod@run)), its leader election ([`lease`]) and its
-//! metrics and probes ([`metrics`]).
+//! The operator: what the CVO does to a cluster.
 //!
-//! The decisions (which action a manifest asks for, which upstream reason an API error maps to,
-//! the next status, operator health) are pure functions; the kube I/O is a thin async shell
-//! around them.
+//! Pure (plain data in, plain data out; no kube client, no async):
+//! * [`outcome`]: what a pass produced (task errors, the apply report, failures, progress,
+//!   the payload-load steps), the types everything below shares;
+//! * [`pass`]: one sync pass as data: observation, the plan (payload, capabilities, inclusion,
+//!   mode, task graph), accepting a requested release, the next status and state;
+//! * [`task`]: one task's decisions (action, upstream reasons, owner references, the report);
+//! * [`desired`] (which release is requested), [`precondition`], [`health`] (ClusterOperator
+//!   and workload health), [`summary`] (error summarization) and [`status`] (the next
+//!   ClusterVersion status).
+//!
+//! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
+//! (the sync loop of `cvo start`: observe, plan, execute, write), [`lease`] (leader election)
+//! and [`metrics`] (metrics and probes).
 
 pub mod apply;
 pub mod desired;
 pub mod health;
 pub mod lease;
 pub mod metrics;
+pub mod outcome;
+pub mod pass;
 pub mod precondition;
 pub mod run;
 pub mod status;
 pub mod summary;
+pub mod task;
 
 pub use apply::{
-    Action, ApplyError, ApplyOptions, ApplyReport, Effect, FIELD_MANAGER, TaskError, action,
-    apply_payload, apply_payload_with, reason_for, reason_for_status,
+    ApplyError, ApplyOptions, apply_graph, apply_payload, apply_payload_with, reason_for,
 };
 pub use health::{OperatorHealthError, check_cluster_operator};
 pub use lease::{LeaderElector, LeaseConfig};
 pub use metrics::Metrics;
-pub use run::{RunOptions, run, sync_once};
-pub use status::{
-    Failure, PayloadLoad, PayloadLoadStep, Progress, RequestedUpdate, StatusInput, UpgradeRisk,
-    next_status,
+pub use outcome::{
+    ApplyReport, Effect, Failure, LoadFailure, PayloadLoad, PayloadLoadStep, Progress,
+    RequestedUpdate, TaskError,
 };
+pub use pass::{OperatorFacts, SyncState};
+pub use run::{RunOptions, run, sync_once};
+pub use status::{StatusInput, UpgradeRisk, next_status};
 pub use summary::OperatorUpdateStartTimes;
+pub use task::{Action, ClusterVersionOwner, FIELD_MANAGER, action, reason_for_status};

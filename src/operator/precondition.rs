@@ -16,8 +16,7 @@ use std::cmp::Ordering;
 use semver::Version;
 use thiserror::Error;
 
-use super::desired::LoadFailure;
-use super::status::PayloadLoadStep;
+use super::outcome::{LoadFailure, PayloadLoadStep};
 use crate::cluster::{ClusterOperatorStatusCondition, ClusterVersion, Release, UpdateHistory};
 use crate::include::ComponentOverride;
 use crate::manifest::go_quote;

@@ -2,7 +2,6 @@
 //! every resync interval compute capabilities, filter the payload, apply it and write the
 //! ClusterVersion status (server-side apply, only when it changed).
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,32 +13,23 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use tokio::sync::watch;
 
-use crate::capability::implicit::{Side, implicitly_enabled};
-use crate::capability::{
-    Capability, ClusterCapabilities, Registry, set_capabilities, set_from_implicitly_enabled,
-};
 use crate::cluster::validation::{clear_invalid_fields, validate_cluster_version};
-use crate::cluster::{ClusterVersion, ClusterVersionStatus, Release};
-use crate::graph::{Mode, TaskGraph, workers_for};
-use crate::hash::version_hash;
-use crate::include::InclusionConfig;
+use crate::cluster::{ClusterVersion, ClusterVersionStatus};
 use crate::payload::Payload;
 
-use super::apply::{
-    ApplyOptions, ApplyReport, ClusterVersionOwner, FIELD_MANAGER, apply_payload_with,
-};
-use super::desired::{
-    LoadFailure, SwitchDecision, load_release, requested_release, switch_decision,
-};
+use super::apply::{ApplyOptions, apply_graph};
+use super::desired::{SwitchDecision, load_release, requested_release, switch_decision};
 use super::lease::{LeaderElector, LeaseConfig};
 use super::metrics::Metrics;
-use super::precondition::{self, ClusterView};
-use super::status::{PayloadLoad, PayloadLoadStep, RequestedUpdate, StatusInput, next_status};
-use super::summary::{OperatorUpdateStartTimes, progress};
+use super::outcome::{ApplyReport, LoadFailure, PayloadLoadStep, RequestedUpdate};
+pub use super::pass::SyncState;
+use super::pass::{
+    Observed, OperatorFacts, PassInput, PassPlan, SyncMode, accept_release, pass_status, plan_pass,
+};
+use super::task::{ClusterVersionOwner, FIELD_MANAGER};
 
 /// The singleton's name.
 pub const CLUSTER_VERSION_NAME: &str = "version";
-const DEFAULT_PROFILE: &str = "self-managed-high-availability";
 
 /// What `cvo start` was given.
 #[derive(Debug, Clone)]
@@ -48,14 +38,10 @@ pub struct RunOptions {
     pub payload: Payload,
     /// Between passes; jittered ×[1,2) unless `once`.
     pub resync_interval: Duration,
-    /// `--always-enable-capabilities`.
-    pub always_enable: Vec<Capability>,
     /// One pass, then return.
     pub once: bool,
-    /// `$CLUSTER_PROFILE`, else `self-managed-high-availability`.
-    pub profile: String,
-    /// `$EXCLUDE_MANIFESTS`.
-    pub exclude: Option<String>,
+    /// The cluster profile, the exclusion id and the always-enabled capabilities.
+    pub facts: OperatorFacts,
     /// Retry bounds of each pass (ClusterOperator checking is always on).
     pub apply: ApplyOptions,
     /// How often to look for the ClusterVersion while it does not exist.
@@ -71,17 +57,13 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Defaults for `payload`, with the profile and exclusion from the environment.
+    /// Defaults for `payload`: the default profile, no exclusion id.
     pub fn new(payload: Payload) -> Self {
         RunOptions {
             payload,
             resync_interval: Duration::from_secs(180),
-            always_enable: vec![],
             once: false,
-            profile: profile_from_env(),
-            exclude: std::env::var("EXCLUDE_MANIFESTS")
-                .ok()
-                .filter(|e| !e.is_empty()),
+            facts: OperatorFacts::default(),
             apply: ApplyOptions::default(),
             poll_interval: Duration::from_secs(1),
             lease: None,
@@ -90,37 +72,6 @@ impl RunOptions {
             pass_timeout: Duration::from_secs(600),
         }
     }
-}
-
-/// `$CLUSTER_PROFILE`, else `self-managed-high-availability`.
-pub fn profile_from_env() -> String {
-    std::env::var("CLUSTER_PROFILE")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| DEFAULT_PROFILE.to_string())
-}
-
-/// What the loop remembers between passes.
-#[derive(Debug, Clone, Default)]
-pub struct SyncState {
-    /// The previous pass's capabilities; `None` before the first pass (then the prior
-    /// capabilities are the ClusterVersion's `status.capabilities.enabledCapabilities`).
-    pub capabilities: Option<ClusterCapabilities>,
-    /// Capabilities an upgrade implicitly enabled (spec §4.2); kept in memory as upstream does.
-    pub upgrade_implicit: BTreeSet<Capability>,
-    /// The payload passes apply: the one the operator started with until a requested release
-    /// was loaded.
-    pub current: Option<Arc<Payload>>,
-    /// The requested release that could not be used, and why (`ReleaseAccepted=False`).
-    pub release_failure: Option<(RequestedUpdate, LoadFailure)>,
-    /// When each ClusterOperator the payload waits on started updating (slow operators).
-    pub start_times: OperatorUpdateStartTimes,
-    /// The risks accepted when the current payload was loaded (precondition warnings, forced
-    /// failures); `None` while applying the operator's own payload.
-    pub accepted_risks: Option<String>,
-    /// Upstream `SyncWork.Attempt`: passes that failed in a row, which rotates the reconcile
-    /// order so one stuck manifest cannot starve the others.
-    pub attempt: u64,
 }
 
 /// The outcome of one pass.
@@ -372,27 +323,6 @@ async fn sleep_or_shutdown(duration: Duration, shutdown: &mut watch::Receiver<bo
     }
 }
 
-/// The sync states of spec §7.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyncMode {
-    Initializing,
-    Updating,
-    Reconciling,
-}
-
-/// No Completed history ⇒ Initializing; the top entry Completed with the desired image ⇒
-/// Reconciling; else Updating. Pure.
-pub fn sync_mode(status: Option<&ClusterVersionStatus>, image: &str) -> SyncMode {
-    let history = status.map(|s| s.history.as_slice()).unwrap_or_default();
-    if !history.iter().any(|h| h.state == "Completed") {
-        SyncMode::Initializing
-    } else if history[0].state == "Completed" && history[0].image == image {
-        SyncMode::Reconciling
-    } else {
-        SyncMode::Updating
-    }
-}
-
 /// `spec.featureSet` of the FeatureGate `cluster`; `""` when it (or its API) does not exist.
 async fn feature_set(client: &kube::Client) -> anyhow::Result<String> {
     let gvk = GroupVersionKind::gvk("config.openshift.io", "v1", "FeatureGate");
@@ -412,68 +342,35 @@ async fn feature_set(client: &kube::Client) -> anyhow::Result<String> {
     }
 }
 
-/// The capabilities of this pass (spec §4.3): the spec's, plus the previous pass's (or, on the
-/// first pass, `status.capabilities.enabledCapabilities`) and the always-enabled ones, plus
-/// those an upgrade enabled implicitly. Remembered for the next pass.
-fn capabilities(
-    cv: &ClusterVersion,
-    options: &RunOptions,
-    state: &mut SyncState,
-    gates: &BTreeSet<String>,
-) -> ClusterCapabilities {
-    let prior: Vec<Capability> = match &state.capabilities {
-        Some(caps) => caps.enabled.iter().cloned().collect(),
-        None => cv
-            .status
-            .as_ref()
-            .and_then(|s| s.capabilities.as_ref())
-            .map(|c| c.enabled_capabilities.clone())
-            .unwrap_or_default(),
-    };
-    let mut ensure = prior;
-    ensure.extend(options.always_enable.iter().cloned());
-    let caps = set_capabilities(
-        &Registry::standard(),
-        cv.spec.capabilities.as_ref(),
-        &ensure,
-        gates,
-    );
-    let implicit: BTreeSet<Capability> = caps
-        .implicitly_enabled
-        .union(&state.upgrade_implicit)
-        .cloned()
-        .collect();
-    let caps = set_from_implicitly_enabled(&implicit, caps);
-    state.capabilities = Some(caps.clone());
-    caps
-}
-
-/// The load-time filters of `payload` for this cluster (spec §2.3).
-fn load_config(
-    options: &RunOptions,
-    payload: &Payload,
-    feature_set: &str,
-    gates: &BTreeSet<String>,
-) -> InclusionConfig {
-    InclusionConfig {
-        exclude_identifier: options.exclude.clone(),
-        required_feature_set: Some(feature_set.to_string()),
-        profile: Some(options.profile.clone()),
-        enabled_feature_gates: Some(gates.clone()),
-        major_version: payload.major_version(),
-        ..Default::default()
+/// What a pass reads before deciding anything: the ClusterVersion (validated; upstream syncs
+/// the spec with its invalid fields cleared and reports them in `Invalid`) and the feature set.
+async fn observe(api: &Api<ClusterVersion>, client: &kube::Client) -> anyhow::Result<Observed> {
+    let now = Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_default());
+    let mut cluster_version = api
+        .get(CLUSTER_VERSION_NAME)
+        .await
+        .context("cannot read ClusterVersion version")?;
+    let validation_errors = validate_cluster_version(&cluster_version);
+    for error in &validation_errors {
+        tracing::warn!(%error, "the ClusterVersion is invalid; the field is ignored");
     }
+    cluster_version.spec = clear_invalid_fields(&cluster_version.spec, &validation_errors);
+    Ok(Observed {
+        cluster_version,
+        validation_errors,
+        feature_set: feature_set(client).await?,
+        now,
+    })
 }
 
-/// The payload of this pass: the release `spec.desiredUpdate` asks for once it loads, else the
-/// one applied before (spec §7.1). Loading a new release computes the capabilities it enables
-/// implicitly against the payload applied before (spec §4.2).
+/// The payload of this pass: the release `spec.desiredUpdate` asks for once it is retrieved
+/// and accepted, else the one applied before (spec §7.1).
 async fn select_payload(
-    cv: &ClusterVersion,
+    observed: &Observed,
     options: &RunOptions,
     state: &mut SyncState,
-    feature_set: &str,
 ) -> Arc<Payload> {
+    let cv = &observed.cluster_version;
     let current = state
         .current
         .get_or_insert_with(|| Arc::new(options.payload.clone()))
@@ -483,8 +380,8 @@ async fn select_payload(
         version: String::new(),
     };
     let target = requested_release(cv).unwrap_or(startup);
-    let initializing =
-        sync_mode(cv.status.as_ref(), &current.release_image) == SyncMode::Initializing;
+    let initializing = super::pass::sync_mode(cv.status.as_ref(), &current.release_image)
+        == SyncMode::Initializing;
     let release = match switch_decision(target, &current.release_image, initializing) {
         SwitchDecision::Keep => {
             state.release_failure = None;
@@ -506,35 +403,24 @@ async fn select_payload(
     } else {
         retrieve(&release, options).await.map(Arc::new)
     };
-    let accepted = loaded.and_then(|next| {
-        if local {
-            return Ok((next, None));
-        }
-        let view = ClusterView::new(
-            cv,
-            current.version().unwrap_or_default(),
-            &current.release_image,
-        );
-        let force = cv.spec.desired_update.as_ref().is_some_and(|u| u.force);
-        let risks = precondition::check(&view, next.version().unwrap_or_default(), force)?;
-        Ok((next, Some(risks.unwrap_or_default())))
-    });
+    let input = PassInput {
+        observed,
+        operator: &options.facts,
+        state,
+    };
+    let accepted =
+        loaded.and_then(|next| Ok((accept_release(&input, &current, &next, local)?, next)));
     match accepted {
-        Ok((next, risks)) => {
-            let implicit = upgrade_implicit(cv, options, state, feature_set, &next, &current);
+        Ok((accepted, next)) => {
             tracing::info!(
                 from = %current.release_image,
                 to = %next.release_image,
                 version = next.version().unwrap_or(""),
-                implicitly_enabled = ?implicit,
-                accepted_risks = risks.as_deref().unwrap_or(""),
+                implicitly_enabled = ?accepted.implicitly_enabled,
+                accepted_risks = accepted.risks.as_deref().unwrap_or(""),
                 "loaded the requested release"
             );
-            state.upgrade_implicit = implicit;
-            state.start_times.clear();
-            state.accepted_risks = risks;
-            state.current = Some(next.clone());
-            state.release_failure = None;
+            state.adopt(next.clone(), accepted);
             next
         }
         Err(failure) => {
@@ -548,7 +434,7 @@ async fn select_payload(
 /// [`load_release`] off the async threads, within `options.payload_timeout`. A retrieval that
 /// times out keeps running in the background and only fills the image cache.
 async fn retrieve(release: &RequestedUpdate, options: &RunOptions) -> Result<Payload, LoadFailure> {
-    let (job, profile) = (release.clone(), options.profile.clone());
+    let (job, profile) = (release.clone(), options.facts.profile.clone());
     let task = tokio::task::spawn_blocking(move || load_release(&job, &profile));
     match tokio::time::timeout(options.payload_timeout, task).await {
         Ok(Ok(result)) => result,
@@ -566,154 +452,79 @@ async fn retrieve(release: &RequestedUpdate, options: &RunOptions) -> Result<Pay
     }
 }
 
-/// The capabilities implicitly enabled after moving from `current` to `next`, with this
-/// pass's capabilities (spec §4.2): those enabled before the move decide what `current` applied.
-fn upgrade_implicit(
+/// Applies `plan` to the cluster.
+async fn execute(
+    client: &kube::Client,
+    plan: &PassPlan<'_>,
     cv: &ClusterVersion,
     options: &RunOptions,
-    state: &mut SyncState,
-    feature_set: &str,
-    next: &Payload,
-    current: &Payload,
-) -> BTreeSet<Capability> {
-    let side_config = |payload: &Payload, state: &mut SyncState| {
-        let gates = payload
-            .feature_gates_for(feature_set, &options.profile)
-            .unwrap_or_default();
-        let caps = capabilities(cv, options, state, &gates);
-        InclusionConfig {
-            capabilities: Some(caps.filter()),
-            ..load_config(options, payload, feature_set, &gates)
-        }
+) -> ApplyReport {
+    let apply_options = ApplyOptions {
+        check_cluster_operators: true,
+        initializing: plan.sync_mode == SyncMode::Initializing,
+        owner: ClusterVersionOwner::of(cv),
+        ..options.apply.clone()
     };
-    let current_config = side_config(current, state);
-    let next_config = side_config(next, state);
-    let current_manifests = current.included(&current_config.load_time());
-    let next_manifests = next.included(&next_config.load_time());
-    implicitly_enabled(
-        Side {
-            manifests: &next_manifests,
-            config: &next_config,
-        },
-        Side {
-            manifests: &current_manifests,
-            config: &current_config,
-        },
-        &state.upgrade_implicit,
+    tracing::info!(sync_mode = ?plan.sync_mode, image = %plan.payload.release_image, tasks = plan.manifests.len(), "starting a pass");
+    apply_graph(
+        client,
+        &plan.manifests,
+        &plan.graph,
+        plan.mode,
+        &plan.config,
+        plan.workers,
+        &apply_options,
     )
-    .capabilities
+    .await
 }
 
-/// One pass: read the ClusterVersion, compute capabilities, apply, write the status.
+/// Writes `status` with server-side apply when it differs from `previous`; true when written.
+async fn write_status(
+    api: &Api<ClusterVersion>,
+    previous: Option<&ClusterVersionStatus>,
+    status: &ClusterVersionStatus,
+) -> anyhow::Result<bool> {
+    if previous == Some(status) {
+        return Ok(false);
+    }
+    let patch = serde_json::json!({
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterVersion",
+        "status": status,
+    });
+    api.patch_status(
+        CLUSTER_VERSION_NAME,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await
+    .context("cannot write the ClusterVersion status")?;
+    Ok(true)
+}
+
+/// One pass: observe the cluster, choose the payload, plan, apply, write the next status.
 pub async fn sync_once(
     client: &kube::Client,
     options: &RunOptions,
     state: &mut SyncState,
 ) -> anyhow::Result<PassResult> {
-    let now = Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_default());
     let api: Api<ClusterVersion> = Api::all(client.clone());
-    let mut cv = api
-        .get(CLUSTER_VERSION_NAME)
-        .await
-        .context("cannot read ClusterVersion version")?;
-    // Upstream syncs the spec with its invalid fields cleared and reports them in `Invalid`.
-    let validation_errors = validate_cluster_version(&cv);
-    for error in &validation_errors {
-        tracing::warn!(%error, "the ClusterVersion is invalid; the field is ignored");
-    }
-    cv.spec = clear_invalid_fields(&cv.spec, &validation_errors);
-    let feature_set = feature_set(client).await?;
-    let payload = select_payload(&cv, options, state, &feature_set).await;
-    let payload = payload.as_ref();
-    let gates = payload
-        .feature_gates_for(&feature_set, &options.profile)
-        .unwrap_or_default();
-    let caps = capabilities(&cv, options, state, &gates);
+    let observed = observe(&api, client).await?;
+    let payload = select_payload(&observed, options, state).await;
+    let input = PassInput {
+        observed: &observed,
+        operator: &options.facts,
+        state,
+    };
+    let plan = plan_pass(&input, &payload);
     if let Some(metrics) = &options.metrics {
-        metrics.set_capabilities(&caps);
+        metrics.set_capabilities(&plan.capabilities);
     }
-    let load = load_config(options, payload, &feature_set, &gates);
-    let manifests = payload.included(&load);
-    let config = InclusionConfig {
-        capabilities: Some(caps.filter()),
-        overrides: Some(cv.spec.overrides.clone()),
-        ..load
-    };
-
-    let image = payload.release_image.clone();
-    let sync_mode = sync_mode(cv.status.as_ref(), &image);
-    let mode = match sync_mode {
-        SyncMode::Initializing => Mode::Install,
-        SyncMode::Updating => Mode::Update,
-        SyncMode::Reconciling => Mode::Reconcile {
-            attempt: state.attempt,
-        },
-    };
-    let workers = workers_for(mode, &TaskGraph::build(&manifests, mode));
-    let apply_options = ApplyOptions {
-        check_cluster_operators: true,
-        initializing: sync_mode == SyncMode::Initializing,
-        owner: ClusterVersionOwner::of(&cv),
-        ..options.apply.clone()
-    };
-    tracing::info!(?sync_mode, image = %image, tasks = manifests.len(), "starting a pass");
-    let report =
-        apply_payload_with(client, &manifests, &config, mode, workers, &apply_options).await;
-
-    let release = payload.release.as_ref();
-    let desired = Release {
-        version: release.map(|r| r.version.clone()),
-        image: Some(image),
-        url: release.and_then(|r| r.url.clone()),
-        channels: release.map(|r| r.channels.clone()).unwrap_or_default(),
-        architecture: release.and_then(|r| r.architecture.clone()),
-    };
-    state.start_times.observe(&report, &now);
-    state.attempt = if report.is_success() {
-        0
-    } else {
-        state.attempt + 1
-    };
-    let payload_load = match &state.release_failure {
-        None => PayloadLoad::Loaded,
-        Some((update, failure)) => PayloadLoad::Failed {
-            update: update.clone(),
-            step: failure.step,
-            error: failure.error.clone(),
-        },
-    };
-    let status = next_status(StatusInput {
-        now,
-        previous: cv.status.as_ref(),
-        generation: cv.metadata.generation,
-        desired,
-        version_hash: version_hash(manifests.iter().copied()),
-        capabilities: &caps,
-        reconciling: sync_mode == SyncMode::Reconciling,
-        progress: progress(&report, &manifests),
-        channel: cv.spec.channel.clone(),
-        upstream: cv.spec.upstream.clone(),
-        start_times: &state.start_times,
-        overrides: &cv.spec.overrides,
-        payload_load,
-        validation_errors: &validation_errors,
-        accepted_risks: state.accepted_risks.as_deref(),
-    });
-    let status_written = cv.status.as_ref() != Some(&status);
-    if status_written {
-        let patch = serde_json::json!({
-            "apiVersion": "config.openshift.io/v1",
-            "kind": "ClusterVersion",
-            "status": status,
-        });
-        api.patch_status(
-            CLUSTER_VERSION_NAME,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&patch),
-        )
-        .await
-        .context("cannot write the ClusterVersion status")?;
-    }
+    let cv = &observed.cluster_version;
+    let report = execute(client, &plan, cv, options).await;
+    state.record_pass(&plan, &report, &observed.now);
+    let status = pass_status(&observed, &plan, &report, state);
+    let status_written = write_status(&api, cv.status.as_ref(), &status).await?;
     Ok(PassResult {
         report,
         status,
@@ -724,34 +535,6 @@ pub async fn sync_once(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::UpdateHistory;
-
-    fn entry(state: &str, image: &str) -> UpdateHistory {
-        UpdateHistory {
-            state: state.into(),
-            started_time: Time(Timestamp::UNIX_EPOCH),
-            completion_time: None,
-            version: None,
-            image: image.into(),
-            verified: false,
-            accepted_risks: None,
-        }
-    }
-
-    #[test]
-    fn sync_modes() {
-        assert_eq!(sync_mode(None, "a"), SyncMode::Initializing);
-        let mut s = ClusterVersionStatus {
-            history: vec![entry("Partial", "a")],
-            ..Default::default()
-        };
-        assert_eq!(sync_mode(Some(&s), "a"), SyncMode::Initializing);
-        s.history = vec![entry("Completed", "a")];
-        assert_eq!(sync_mode(Some(&s), "a"), SyncMode::Reconciling);
-        assert_eq!(sync_mode(Some(&s), "b"), SyncMode::Updating);
-        s.history = vec![entry("Partial", "b"), entry("Completed", "a")];
-        assert_eq!(sync_mode(Some(&s), "b"), SyncMode::Updating);
-    }
 
     #[test]
     fn waits_back_off_after_failed_passes() {

@@ -5,7 +5,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::apply::Effect;
+use super::outcome::{Effect, Failure, PayloadLoad, PayloadLoadStep, Progress};
 use super::summary::{MULTIPLE_ERRORS, OperatorUpdateStartTimes, multiple_errors};
 use crate::capability::{
     ClusterCapabilities, IMPLICITLY_ENABLED_CONDITION_TYPE,
@@ -21,114 +21,6 @@ use crate::manifest::go_quote;
 
 /// `MaxHistory`.
 pub const MAX_HISTORY: usize = 100;
-
-/// Why a pass failed: the summarized task error (upstream `UpdateError`, spec §7.6).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// `UpdatePayload…`, `ClusterOperatorNotAvailable`, `ClusterOperatorsDegraded`,
-    /// `MultipleErrors`, …
-    pub reason: String,
-    /// The `Failing` condition's message.
-    pub message: String,
-    /// What the error is about (upstream `Name`), for `SummaryForReason` and the `waiting on`
-    /// messages: an operator, a workload, or condensed operators joined with `, `.
-    pub name: Option<String>,
-    /// The condensed operators, sorted (upstream `Names`); empty otherwise.
-    pub names: Vec<String>,
-    /// How the failure weighs on the status.
-    pub effect: Effect,
-    /// What a condensed or `MultipleErrors` failure summarizes (upstream `Nested`); the
-    /// `Failing` condition leaves out the `None`-effect members of `MultipleErrors`.
-    pub errors: Vec<Failure>,
-}
-
-impl Failure {
-    /// A failing error about nothing in particular.
-    pub fn new(reason: impl Into<String>, message: impl Into<String>) -> Self {
-        Failure {
-            reason: reason.into(),
-            message: message.into(),
-            name: None,
-            names: vec![],
-            effect: Effect::Fail,
-            errors: vec![],
-        }
-    }
-
-    /// `names`, or the one `name` (upstream's `names = []string{uErr.Name}` fallback).
-    fn operator_names(&self) -> Vec<&str> {
-        if self.names.is_empty() {
-            vec![self.name.as_deref().unwrap_or("")]
-        } else {
-            self.names.iter().map(String::as_str).collect()
-        }
-    }
-}
-
-/// How far the pass got.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Progress {
-    /// Every task succeeded (errors with effect `Report` aside).
-    pub completed: bool,
-    pub done: usize,
-    pub total: usize,
-    pub failure: Option<Failure>,
-}
-
-/// The release `spec.desiredUpdate` asks for, as the `ReleaseAccepted` messages name it
-/// (upstream `LoadPayloadStatus.Update`); `version` is empty when only an image was given.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RequestedUpdate {
-    pub version: String,
-    pub image: String,
-}
-
-/// The payload-load step that failed: the `ReleaseAccepted=False` reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayloadLoadStep {
-    RetrievePayload,
-    LoadPayload,
-    /// The payload's version is not the requested `version`.
-    VerifyPayloadVersion,
-    /// A blocking precondition (upstream `precondition.Summarize`) failed.
-    PreconditionChecks,
-}
-
-impl PayloadLoadStep {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayloadLoadStep::RetrievePayload => "RetrievePayload",
-            PayloadLoadStep::LoadPayload => "LoadPayload",
-            PayloadLoadStep::VerifyPayloadVersion => "VerifyPayloadVersion",
-            PayloadLoadStep::PreconditionChecks => "PreconditionChecks",
-        }
-    }
-}
-
-/// Where loading the requested release stands (upstream `LoadPayloadStatus`): the
-/// `ReleaseAccepted` condition. Except for `Loaded`, the requested release is not the payload
-/// being applied: `StatusInput::desired` stays the payload applied before, as upstream keeps
-/// applying it while a new one cannot be loaded.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum PayloadLoad {
-    /// `StatusInput::desired` is the requested release, loaded: `True PayloadLoaded`, with
-    /// its architecture.
-    #[default]
-    Loaded,
-    /// The request went back to the payload already loaded (after a request that could not be
-    /// loaded): upstream re-points the condition at it, without the architecture.
-    Reverted(RequestedUpdate),
-    /// Being retrieved and verified: `Unknown RetrievePayload`.
-    Retrieving(RequestedUpdate),
-    /// Failed at `step`: `False <step>`. `error` is the `failure=` text; for
-    /// `VerifyPayloadVersion` upstream's `release image version <a> does not match the
-    /// expected upstream version <b>`.
-    Failed {
-        update: RequestedUpdate,
-        step: PayloadLoadStep,
-        error: String,
-    },
-}
 
 /// Everything the next status depends on.
 #[derive(Debug, Clone)]
@@ -909,6 +801,7 @@ mod tests {
 
     use super::*;
     use crate::capability::Capability;
+    use crate::operator::outcome::RequestedUpdate;
 
     static NO_START_TIMES: OperatorUpdateStartTimes = OperatorUpdateStartTimes::new();
     static NO_CAPABILITIES: ClusterCapabilities = ClusterCapabilities {

@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use super::apply::{ApplyReport, Effect, TaskError};
-use super::status::{Failure, Progress};
+use super::outcome::{ApplyReport, Effect, Failure, Progress, TaskError};
 use crate::manifest::Manifest;
 
 /// The reason of [`multiple_errors`].

@@ -19,7 +19,7 @@ use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
 use cvo::graph::Mode;
 use cvo::include::{InclusionConfig, include};
 use cvo::manifest::{DELETE_ANNOTATION, Manifest};
-use cvo::operator::apply::ClusterVersionOwner;
+use cvo::operator::ClusterVersionOwner;
 use cvo::operator::{ApplyOptions, ApplyReport, Effect, apply_payload, apply_payload_with};
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 

@@ -15,7 +15,7 @@ use cvo::capability::{CapabilitiesSpec, Capability};
 use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionSpec, ClusterVersionStatus};
 use cvo::operator::metrics::{bind, serve};
 use cvo::operator::run::{PassResult, SyncState, sync_once};
-use cvo::operator::{LeaseConfig, Metrics, RunOptions, run};
+use cvo::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
 use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
 
 use super::apply_tests::{exists, install_foreign_crds};
@@ -47,8 +47,10 @@ pub async fn clean_pass(
 pub fn options_with(payload: Payload) -> RunOptions {
     RunOptions {
         resync_interval: Duration::from_millis(100),
-        profile: PROFILE.into(),
-        exclude: None,
+        facts: OperatorFacts {
+            profile: PROFILE.into(),
+            ..Default::default()
+        },
         poll_interval: Duration::from_millis(100),
         ..RunOptions::new(payload)
     }
