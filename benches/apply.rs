@@ -61,7 +61,7 @@ use cvo::graph::{Mode, TaskGraph, workers_for};
 use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::manifest::Manifest;
 use cvo::operator::{ApplyOptions, apply_payload_with};
-use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, bundled_input, read_directory};
 
 const MANAGER: &str = "cluster-version-operator";
 const NAMESPACES: usize = 4;
@@ -204,10 +204,7 @@ async fn run(args: Args, kubeconfig: &Path) -> anyhow::Result<()> {
     install_foreign_crds(&client).await?;
 
     // The bundled payload, as `cvo apply` loads and filters it.
-    let bundled = Payload::from_input(
-        read_input(&PayloadSource::Bundled)?,
-        &LoadOptions::default(),
-    )?;
+    let bundled = Payload::from_input(bundled_input(), &LoadOptions::default())?;
     let bundled_config = cli_default_config(&bundled);
     let bundled_manifests = bundled.included(&bundled_config.load_time());
 
@@ -240,10 +237,8 @@ async fn run(args: Args, kubeconfig: &Path) -> anyhow::Result<()> {
                 args.objects,
                 &format!("cvo-bench-{case_number}"),
             )?;
-            let generated = Payload::from_input(
-                read_input(&PayloadSource::Directory(dir.path().to_path_buf()))?,
-                &LoadOptions::default(),
-            )?;
+            let generated =
+                Payload::from_input(read_directory(dir.path())?, &LoadOptions::default())?;
             let config = cli_default_config(&generated);
             let manifests = generated.included(&config.load_time());
             if manifests.len() != args.objects {

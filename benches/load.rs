@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use cvo::capability::{Registry, set_capabilities};
 use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
-use cvo::payload::{LoadOptions, Payload, PayloadInput, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, PayloadInput, read_directory};
 use cvo::render::{Format, render};
 
 fn default_install() -> InclusionConfig {
@@ -27,7 +27,7 @@ fn default_install() -> InclusionConfig {
 }
 
 fn load(dir: &Path) -> Payload {
-    let input = read_input(&PayloadSource::Directory(dir.into())).unwrap();
+    let input = read_directory(std::path::Path::new(&dir)).unwrap();
     Payload::from_input(input, &LoadOptions::default()).unwrap()
 }
 
@@ -55,13 +55,13 @@ fn parse_only(input: &PayloadInput) -> usize {
 fn bench_payload(c: &mut Criterion, name: &str, dir: &Path) {
     let config = default_install();
     let documents = load(dir).manifests.len() as u64;
-    let input = read_input(&PayloadSource::Directory(dir.into())).unwrap();
+    let input = read_directory(std::path::Path::new(&dir)).unwrap();
     let mut group = c.benchmark_group(name);
     group.throughput(Throughput::Elements(documents));
     group.sample_size(if documents > 5_000 { 10 } else { 30 });
     group.bench_function("parse_only", |b| b.iter(|| parse_only(&input)));
     group.bench_function("read_and_parse_only", |b| {
-        b.iter(|| parse_only(&read_input(&PayloadSource::Directory(dir.into())).unwrap()))
+        b.iter(|| parse_only(&read_directory(std::path::Path::new(&dir)).unwrap()))
     });
     group.bench_function("load", |b| b.iter(|| load(dir).manifests.len()));
     group.bench_function("load_include", |b| {
@@ -141,7 +141,7 @@ fn corpus_validate(c: &mut Criterion) {
     group.bench_function("validate", |b| {
         b.iter(|| {
             let input = cvo::validate::ValidateInput {
-                payload: read_input(&PayloadSource::Directory(dir.clone())).unwrap(),
+                payload: read_directory(&dir).unwrap(),
                 listing: Vec::new(),
             };
             cvo::validate::validate(&input, &options).findings.len()

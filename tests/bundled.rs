@@ -6,14 +6,10 @@ use std::path::Path;
 
 use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
 use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
-use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, bundled_input};
 
 fn bundled() -> Payload {
-    Payload::from_input(
-        read_input(&PayloadSource::Bundled).unwrap(),
-        &LoadOptions::default(),
-    )
-    .unwrap()
+    Payload::from_input(bundled_input(), &LoadOptions::default()).unwrap()
 }
 
 fn config(

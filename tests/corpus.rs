@@ -13,7 +13,7 @@ use cvo::capability::implicit::{Side, implicitly_enabled};
 use cvo::capability::{CapabilitiesSpec, Capability, Registry, set_capabilities};
 use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::manifest::Manifest;
-use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, read_directory};
 use support::{corpus, load};
 
 /// A cluster configuration as the CLI's flags would build it.
@@ -174,7 +174,7 @@ fn with_metadata(src: &Path, version: &str) -> (tempfile::TempDir, Payload) {
         format!(r#"{{"kind":"cincinnati-metadata-v0","version":"{version}"}}"#),
     )
     .unwrap();
-    let input = read_input(&PayloadSource::Directory(tmp.path().into())).unwrap();
+    let input = read_directory(tmp.path()).unwrap();
     let payload = Payload::from_input(input, &LoadOptions::default()).unwrap();
     (tmp, payload)
 }

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::graph::GraphMode;
-use super::{CliResult, InclusionArgs, PayloadArgs, load_payload};
+use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::graph::{Mode, TaskGraph, workers_for};
 use crate::operator::{ApplyReport, apply_payload};
 
@@ -37,10 +37,10 @@ pub enum ApplyFormat {
     Json,
 }
 
-pub fn apply(args: ApplyArgs) -> CliResult {
+pub fn apply(args: ApplyArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
-    let payload = load_payload(&args.payload, &options)?;
+    let payload = load_payload(settings, &args.payload, &options)?;
     let config = args.inclusion.config(&payload)?;
     let manifests = payload.included(&config.load_time());
     let mode = match args.mode {

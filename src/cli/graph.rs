@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::{CliResult, InclusionArgs, PayloadArgs, load_payload};
+use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::graph::{Mode, TaskGraph};
 use crate::manifest::Manifest;
 
@@ -35,10 +35,10 @@ pub enum GraphFormat {
     Dot,
 }
 
-pub fn graph(args: GraphArgs) -> CliResult {
+pub fn graph(args: GraphArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
-    let payload = load_payload(&args.payload, &options)?;
+    let payload = load_payload(settings, &args.payload, &options)?;
     let config = args.inclusion.config(&payload)?.load_time();
     let tasks = payload.included(&config);
     let mode = match args.mode {

@@ -19,7 +19,10 @@ mod plan;
 mod start;
 mod validate;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context as _;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -38,10 +41,20 @@ pub struct Cli {
     /// Log format on standard error.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-    /// Where release images (`oci-layout:` payloads) are extracted; default:
-    /// `$XDG_CACHE_HOME/cvo/payloads`.
+    #[command(flatten)]
+    pub images: ImageArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How release images are reached and where they are extracted: the flags of every command.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Release images and registries")]
+pub struct ImageArgs {
+    /// Where release images are extracted [default: $XDG_CACHE_HOME/cvo/payloads, else
+    /// ~/.cache/cvo/payloads].
     #[arg(long, global = true, env = "CVO_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<std::path::PathBuf>,
+    pub cache_dir: Option<PathBuf>,
     /// Registry user name (with --registry-password-stdin); default: $REGISTRY_AUTH_FILE or
     /// ~/.docker/config.json, else anonymous.
     #[arg(
@@ -62,13 +75,112 @@ pub struct Cli {
     /// registry, which is then reached over TLS even on loopback (docker's and podman's
     /// convention); default: /etc/containers/certs.d, then /etc/docker/certs.d.
     #[arg(long, global = true, value_name = "DIR")]
-    pub cert_dir: Vec<std::path::PathBuf>,
+    pub cert_dir: Vec<PathBuf>,
     /// Draw no progress bar while pulling from a registry (none is drawn anyway when standard
     /// error is not a terminal, $CI is set, or the output is machine-readable).
     #[arg(long, global = true)]
     pub quiet: bool,
-    #[command(subcommand)]
-    pub command: Command,
+    /// A docker-style auth file (`auths.<host>.auth`) tried before the docker config.
+    #[arg(
+        long,
+        global = true,
+        env = "REGISTRY_AUTH_FILE",
+        value_name = "FILE",
+        hide = true
+    )]
+    pub registry_auth_file: Option<PathBuf>,
+    /// The docker configuration directory (its `config.json` holds registry credentials).
+    #[arg(
+        long,
+        global = true,
+        env = "DOCKER_CONFIG",
+        value_name = "DIR",
+        hide = true
+    )]
+    pub docker_config: Option<PathBuf>,
+    /// At most this many uncompressed bytes in a release image's layers.
+    #[arg(
+        long,
+        global = true,
+        env = "CVO_OCI_MAX_BYTES",
+        value_name = "BYTES",
+        hide = true
+    )]
+    pub max_image_bytes: Option<u64>,
+    /// At most this many entries in a release image's layers.
+    #[arg(
+        long,
+        global = true,
+        env = "CVO_OCI_MAX_ENTRIES",
+        value_name = "N",
+        hide = true
+    )]
+    pub max_image_entries: Option<u64>,
+}
+
+impl ImageArgs {
+    /// The image options every command uses, built once. `progress` says whether a pull may
+    /// draw a progress bar.
+    fn options(&self, progress: bool) -> anyhow::Result<crate::oci::Options> {
+        let mut options = crate::oci::Options::new(match &self.cache_dir {
+            Some(dir) => dir.clone(),
+            None => default_cache_dir(),
+        });
+        let defaults = crate::oci::Limits::default();
+        options.limits = crate::oci::Limits {
+            max_bytes: self.max_image_bytes.unwrap_or(defaults.max_bytes),
+            max_entries: self.max_image_entries.unwrap_or(defaults.max_entries),
+        };
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let docker_config = (self
+            .docker_config
+            .clone()
+            .filter(|d| !d.as_os_str().is_empty()))
+        .or_else(|| home.map(|h| h.join(".docker")));
+        options.registry = crate::oci::registry::RegistrySettings {
+            credentials: None,
+            insecure: self.insecure_registry.clone(),
+            cert_dirs: self.cert_dir.clone(),
+            auth_files: (self.registry_auth_file.iter())
+                .filter(|f| !f.as_os_str().is_empty())
+                .cloned()
+                .chain(docker_config.map(|d| d.join("config.json")))
+                .collect(),
+            progress,
+        };
+        if let Some(user) = &self.registry_username {
+            let mut password = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut password)
+                .context("--registry-password-stdin: cannot read standard input")?;
+            let password = password.trim_end_matches(['\n', '\r']).to_string();
+            options.registry.credentials = Some((user.clone(), password));
+        }
+        Ok(options)
+    }
+}
+
+/// `$XDG_CACHE_HOME/cvo/payloads`, else `~/.cache/cvo/payloads`, else under the temp dir.
+fn default_cache_dir() -> PathBuf {
+    let from_env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    from_env("XDG_CACHE_HOME")
+        .or_else(|| from_env("HOME").map(|h| h.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("cvo")
+        .join("payloads")
+}
+
+/// What every command gets besides its own arguments: values built once from the global flags
+/// and the environment, so nothing deeper reads either.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How release images are pulled and extracted.
+    pub images: crate::oci::Options,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -141,37 +253,32 @@ pub fn run(cli: Cli) -> ExitCode {
         "warn"
     };
     init_logging(cli.log_format, default_level);
-    if let Some(dir) = &cli.cache_dir {
-        crate::oci::set_cache_dir(dir.clone());
-    }
-    let mut registry = crate::oci::registry::RegistrySettings {
-        credentials: None,
-        insecure: cli.insecure_registry.clone(),
-        cert_dirs: cli.cert_dir.clone(),
-        output: output_mode(&cli),
-    };
-    if let Some(user) = &cli.registry_username {
-        let mut password = String::new();
-        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut password) {
-            eprintln!("error: --registry-password-stdin: {e}");
+    use std::io::IsTerminal as _;
+    let ci = std::env::var("CI").ok();
+    let progress = crate::oci::progress::show_progress(
+        std::io::stderr().is_terminal(),
+        ci.as_deref(),
+        output_mode(&cli),
+    );
+    let settings = match cli.images.options(progress) {
+        Ok(images) => Settings { images },
+        Err(e) => {
+            eprintln!("error: {e:#}");
             return ExitCode::FAILURE;
         }
-        let password = password.trim_end_matches(['\n', '\r']).to_string();
-        registry.credentials = Some((user.clone(), password));
-    }
-    crate::oci::registry::set_settings(registry);
+    };
     let result = match cli.command {
-        Command::Render(args) => payload_commands::render(args),
-        Command::Explain(args) => payload_commands::explain(args),
-        Command::Graph(args) => graph::graph(args),
-        Command::Hash(args) => payload_commands::hash(args),
+        Command::Render(args) => payload_commands::render(args, &settings),
+        Command::Explain(args) => payload_commands::explain(args, &settings),
+        Command::Graph(args) => graph::graph(args, &settings),
+        Command::Hash(args) => payload_commands::hash(args, &settings),
         Command::Capabilities(args) => capabilities::capabilities(args),
-        Command::Validate(args) => validate::validate(args),
-        Command::Plan(args) => plan::plan(args),
+        Command::Validate(args) => validate::validate(args, &settings),
+        Command::Plan(args) => plan::plan(args, &settings),
         Command::Crds(args) => crds::crds_command(args),
-        Command::Apply(args) => apply::apply(args),
-        Command::Payload(args) => payload_image::payload(args),
-        Command::Start(args) => start::start(args),
+        Command::Apply(args) => apply::apply(args, &settings),
+        Command::Payload(args) => payload_image::payload(args, &settings),
+        Command::Start(args) => start::start(args, &settings),
     };
     match result {
         Ok(code) => code,
@@ -203,7 +310,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Payload(a) => a.machine_output(),
         Command::Render(_) | Command::Hash(_) | Command::Start(_) => false,
     };
-    if cli.quiet {
+    if cli.images.quiet {
         OutputMode::Quiet
     } else if machine_output || cli.log_format == LogFormat::Json {
         OutputMode::Machine
@@ -262,9 +369,13 @@ fn print_problem(problem: &ParseError) {
 }
 
 /// Loads a payload, logging what the CVO would only log.
-pub fn load_payload(args: &PayloadArgs, options: &LoadOptions) -> Result<Payload, CliError> {
+pub fn load_payload(
+    settings: &Settings,
+    args: &PayloadArgs,
+    options: &LoadOptions,
+) -> Result<Payload, CliError> {
     let source = args.source();
-    let input = read_input(&source).map_err(anyhow::Error::from)?;
+    let input = read_input(&source, &settings.images).map_err(anyhow::Error::from)?;
     let payload = Payload::from_input(input, options)?;
     for warning in &payload.warnings {
         tracing::warn!(payload = %payload.origin, "{warning}");

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::{CliResult, InclusionArgs, PayloadArgs, load_payload};
+use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::explain::{Explanation, explain as explain_payload};
 use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::payload::{Layout, LoadOptions, Payload};
@@ -86,9 +86,10 @@ pub(super) fn load_options(
     }
 }
 
-pub fn render(args: RenderArgs) -> CliResult {
+pub fn render(args: RenderArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let payload = load_payload(
+        settings,
         &args.payload,
         &load_options(&args.inclusion, args.release_image.clone(), true),
     )?;
@@ -182,9 +183,10 @@ fn describe_release(payload: &Payload) -> String {
     }
 }
 
-pub fn explain(args: ExplainArgs) -> CliResult {
+pub fn explain(args: ExplainArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let payload = load_payload(
+        settings,
         &args.payload,
         &load_options(&args.inclusion, args.release_image.clone(), false),
     )?;
@@ -244,9 +246,10 @@ fn print_explain_table(payload: &Payload, rows: &[Explanation]) {
     );
 }
 
-pub fn hash(args: HashArgs) -> CliResult {
+pub fn hash(args: HashArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let payload = load_payload(
+        settings,
         &args.payload,
         &load_options(&args.inclusion, args.release_image.clone(), false),
     )?;

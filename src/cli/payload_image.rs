@@ -8,9 +8,9 @@ use anyhow::{Context as _, anyhow, bail};
 use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 
-use super::CliResult;
+use super::{CliResult, Settings};
 use crate::oci::{self, Platform};
-use crate::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use crate::payload::{LoadOptions, Payload, PayloadSource, read_image, read_input};
 
 #[derive(Debug, clap::Args)]
 pub struct PayloadGroup {
@@ -88,16 +88,17 @@ impl PayloadGroup {
     }
 }
 
-pub fn payload(group: PayloadGroup) -> CliResult {
+pub fn payload(group: PayloadGroup, settings: &Settings) -> CliResult {
     match group.command {
-        PayloadCommand::Pull(args) => pull(args),
-        PayloadCommand::Push(args) => push(args),
-        PayloadCommand::Info(args) => info(args),
+        PayloadCommand::Pull(args) => pull(args, settings),
+        PayloadCommand::Push(args) => push(args, settings),
+        PayloadCommand::Info(args) => info(args, settings),
     }
 }
 
-fn options(platform: Option<&str>) -> anyhow::Result<oci::Options> {
-    let mut options = oci::Options::from_env();
+/// The context's image options, for `platform` when one is given.
+fn options(settings: &Settings, platform: Option<&str>) -> anyhow::Result<oci::Options> {
+    let mut options = settings.images.clone();
     if let Some(platform) = platform {
         options.platform = Platform::parse(platform).map_err(|e| anyhow!(e))?;
     }
@@ -124,9 +125,9 @@ fn load_image(source: &PayloadSource, options: &oci::Options) -> anyhow::Result<
     .with_context(|| format!("payload {source}"))
 }
 
-fn pull(args: PullArgs) -> CliResult {
+fn pull(args: PullArgs, settings: &Settings) -> CliResult {
     let source = image_source(&args.source)?;
-    let options = options(args.platform.as_deref())?;
+    let options = options(settings, args.platform.as_deref())?;
     let loaded = load_image(&source, &options)?;
     if args.to.exists()
         && fs::read_dir(&args.to)
@@ -170,7 +171,7 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn push(args: PushArgs) -> CliResult {
+fn push(args: PushArgs, settings: &Settings) -> CliResult {
     let (path, tag) = match image_source(&args.dest)? {
         PayloadSource::OciLayout { path, tag } => (Some(path), tag),
         _ => (None, None),
@@ -197,8 +198,14 @@ fn push(args: PushArgs) -> CliResult {
         }
     };
     let Some(path) = path else {
-        let pushed = oci::registry::push(&args.dir, &args.dest, &tag, &platforms)
-            .with_context(|| format!("push {} to {}", args.dir.display(), args.dest))?;
+        let pushed = oci::registry::push(
+            &args.dir,
+            &args.dest,
+            &tag,
+            &platforms,
+            &settings.images.registry,
+        )
+        .with_context(|| format!("push {} to {}", args.dir.display(), args.dest))?;
         outln!(
             "pushed {} (version {}) to {} as {}",
             args.dir.display(),
@@ -237,18 +244,19 @@ struct Info {
     previous: Vec<String>,
 }
 
-fn info(args: InfoArgs) -> CliResult {
+fn info(args: InfoArgs, settings: &Settings) -> CliResult {
     let source = PayloadSource::from_arg(args.source.as_deref());
-    let options = options(args.platform.as_deref())?;
+    let options = options(settings, args.platform.as_deref())?;
     let (input, image) = match &source {
         PayloadSource::OciLayout { .. } | PayloadSource::Registry(_) => {
             let loaded = load_image(&source, &options)?;
-            let mut input =
-                read_input(&PayloadSource::Directory(loaded.dir)).map_err(anyhow::Error::from)?;
-            input.origin = source.to_string();
+            let input = read_image(&source, &loaded).map_err(anyhow::Error::from)?;
             (input, Some(loaded.image))
         }
-        other => (read_input(other).map_err(anyhow::Error::from)?, None),
+        other => (
+            read_input(other, &options).map_err(anyhow::Error::from)?,
+            None,
+        ),
     };
     let payload = Payload::from_input(input, &LoadOptions::default())?;
     let release = payload.release.as_ref();

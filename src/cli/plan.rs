@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::inclusion::capability_list;
 use super::payload_commands::TableOrJson;
-use super::{CliResult, InclusionArgs, PayloadArgs, load_payload};
+use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
 use crate::plan::{Cluster, Plan, Resource, plan as plan_upgrade};
 
@@ -32,16 +32,18 @@ pub struct PlanArgs {
     pub output: TableOrJson,
 }
 
-pub fn plan(args: PlanArgs) -> CliResult {
+pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
     let from = load_payload(
+        settings,
         &PayloadArgs {
             payload: Some(args.from.clone()),
         },
         &options,
     )?;
     let to = load_payload(
+        settings,
         &PayloadArgs {
             payload: Some(args.to.clone()),
         },

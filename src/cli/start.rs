@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{CliResult, PayloadArgs, load_payload};
+use super::{CliResult, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
 use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::operator::metrics::{bind, serve};
@@ -63,7 +63,7 @@ pub struct StartArgs {
     pub pod_name: Option<String>,
 }
 
-pub fn start(args: StartArgs) -> CliResult {
+pub fn start(args: StartArgs, settings: &Settings) -> CliResult {
     // A release image is its own release image (upstream passes the pullspec it runs from).
     let from_image = match args.payload.source() {
         PayloadSource::Registry(_) | PayloadSource::OciLayout { .. } => {
@@ -76,7 +76,7 @@ pub fn start(args: StartArgs) -> CliResult {
         cluster_profile: args.cluster_profile.clone(),
         strict_templates: false,
     };
-    let payload = load_payload(&args.payload, &options)?;
+    let payload = load_payload(settings, &args.payload, &options)?;
     let metrics = Arc::new(Metrics::new());
     let options = RunOptions {
         resync_interval: Duration::from_secs(args.resync_interval),
@@ -99,7 +99,7 @@ pub fn start(args: StartArgs) -> CliResult {
             )
         }),
         metrics: Some(metrics.clone()),
-        ..RunOptions::new(payload)
+        ..RunOptions::new(payload, settings.images.clone())
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::{CliResult, InclusionArgs, PayloadArgs};
+use super::{CliResult, InclusionArgs, PayloadArgs, Settings};
 use crate::capability::Capability;
 use crate::include::InclusionConfig;
 use crate::manifest::ManifestDir;
@@ -47,10 +47,10 @@ pub enum ValidateFormat {
     Github,
 }
 
-pub fn validate(args: ValidateArgs) -> CliResult {
+pub fn validate(args: ValidateArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let source = args.payload.source();
-    let payload = read_input(&source).map_err(anyhow::Error::from)?;
+    let payload = read_input(&source, &settings.images).map_err(anyhow::Error::from)?;
     let listing = match &source {
         PayloadSource::Directory(root) => listing(root, payload.layout)?,
         _ => Vec::new(),

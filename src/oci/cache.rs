@@ -5,67 +5,43 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use flate2::read::GzDecoder;
 
 use super::extract::{self, Budget, Compression, Limits};
 use super::layout::{self, OciLayout, ResolvedImage};
+use super::registry::RegistrySettings;
 use super::{OciError, Platform};
 
-static CACHE_DIR: OnceLock<PathBuf> = OnceLock::new();
 static EXTRACTIONS: AtomicUsize = AtomicUsize::new(0);
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Sets the process-wide cache directory (`--cache-dir`); the first call wins.
-pub fn set_cache_dir(dir: PathBuf) {
-    let _ = CACHE_DIR.set(dir);
-}
 
 /// How many images this process has extracted (a test hook).
 pub fn extraction_count() -> usize {
     EXTRACTIONS.load(Ordering::SeqCst)
 }
 
-/// How an image is loaded.
+/// How an image is loaded: where its payload is extracted, the extraction limits, the
+/// platform chosen from an image index and how registries are reached. The command line builds
+/// it once from its flags and environment; nothing below reads either.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub cache_dir: PathBuf,
     pub limits: Limits,
     pub platform: Platform,
+    pub registry: RegistrySettings,
 }
 
 impl Options {
-    /// `--cache-dir`, else `$XDG_CACHE_HOME/cvo/payloads`, else `~/.cache/cvo/payloads`; limits
-    /// from `CVO_OCI_MAX_BYTES` / `CVO_OCI_MAX_ENTRIES`; the running platform.
-    pub fn from_env() -> Options {
-        let cache_dir = CACHE_DIR.get().cloned().unwrap_or_else(|| {
-            let base = std::env::var_os("XDG_CACHE_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME")
-                        .filter(|v| !v.is_empty())
-                        .map(|h| PathBuf::from(h).join(".cache"))
-                })
-                .unwrap_or_else(std::env::temp_dir);
-            base.join("cvo").join("payloads")
-        });
-        let number = |name: &str, default: u64| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
-        };
-        let defaults = Limits::default();
+    /// Default limits, the running platform and anonymous registry access, extracting into
+    /// `cache_dir`.
+    pub fn new(cache_dir: PathBuf) -> Options {
         Options {
             cache_dir,
-            limits: Limits {
-                max_bytes: number("CVO_OCI_MAX_BYTES", defaults.max_bytes),
-                max_entries: number("CVO_OCI_MAX_ENTRIES", defaults.max_entries),
-            },
+            limits: Limits::default(),
             platform: Platform::running(),
+            registry: RegistrySettings::default(),
         }
     }
 }
@@ -181,11 +157,7 @@ mod tests {
     }
 
     fn options(tmp: &Path) -> Options {
-        Options {
-            cache_dir: tmp.join("cache"),
-            limits: Limits::default(),
-            platform: Platform::running(),
-        }
+        Options::new(tmp.join("cache"))
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use cache::{Loaded, Options, load, set_cache_dir};
+pub use cache::{Loaded, Options, load};
 pub use extract::Limits;
 pub use layout::{OciLayout, ResolvedImage, resolve};
 pub use write::{PushResult, push};

@@ -27,13 +27,6 @@ pub fn show_progress(stderr_is_terminal: bool, ci: Option<&str>, mode: OutputMod
     stderr_is_terminal && !in_ci && mode == OutputMode::Human
 }
 
-/// [`show_progress`] for this process: its standard error and `$CI`.
-pub fn show_progress_here(mode: OutputMode) -> bool {
-    use std::io::IsTerminal as _;
-    let ci = std::env::var("CI").ok();
-    show_progress(std::io::stderr().is_terminal(), ci.as_deref(), mode)
-}
-
 /// One overall bar in bytes for the layers of a pull; cleared when dropped, so an error
 /// message is never printed behind a half-drawn bar.
 pub struct Download {

@@ -23,7 +23,6 @@
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use base64::Engine as _;
 use futures_util::StreamExt as _;
@@ -31,7 +30,7 @@ use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientP
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
-use super::progress::{Download, OutputMode, show_progress_here};
+use super::progress::Download;
 use super::{
     Descriptor, Digest, ImageManifest, Index, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST,
     MEDIA_OCI_INDEX, MEDIA_OCI_MANIFEST, OciError, Options, Platform, REF_NAME,
@@ -56,21 +55,13 @@ pub struct RegistrySettings {
     /// `--cert-dir DIR`: `DIR/<host[:port]>/*.crt` are extra CA roots for that registry, as
     /// docker's and podman's `certs.d`; empty: `/etc/containers/certs.d`, `/etc/docker/certs.d`.
     pub cert_dirs: Vec<PathBuf>,
-    /// What the command writes: a download progress bar is drawn only for
-    /// [`OutputMode::Human`] (and only on a terminal outside CI, see
-    /// [`super::progress::show_progress`]). The default draws none.
-    pub output: OutputMode,
-}
-
-static SETTINGS: OnceLock<RegistrySettings> = OnceLock::new();
-
-/// Sets the process-wide registry settings; the first call wins.
-pub fn set_settings(settings: RegistrySettings) {
-    let _ = SETTINGS.set(settings);
-}
-
-fn settings() -> RegistrySettings {
-    SETTINGS.get().cloned().unwrap_or_default()
+    /// Docker-style auth files (`auths.<host>.auth`), tried in order when there are no
+    /// `credentials`: `$REGISTRY_AUTH_FILE`, then `$DOCKER_CONFIG/config.json` or
+    /// `~/.docker/config.json`, as the command line resolves them.
+    pub auth_files: Vec<PathBuf>,
+    /// Draw a download progress bar on standard error (see
+    /// [`super::progress::show_progress`]); off by default.
+    pub progress: bool,
 }
 
 /// Whether `text` is a registry reference: `docker://…`, `…@sha256:…`, or
@@ -277,22 +268,13 @@ fn client_for(registry: &str, settings: &RegistrySettings) -> Result<Client, Oci
     }))
 }
 
-/// The credentials for `registry`: flags, then `$REGISTRY_AUTH_FILE`, then the docker config.
+/// The credentials for `registry`: the flags', else the first auth file with an entry for it.
 pub fn auth_for(registry: &str, settings: &RegistrySettings) -> Result<RegistryAuth, OciError> {
     if let Some((user, pass)) = &settings.credentials {
         return Ok(RegistryAuth::Basic(user.clone(), pass.clone()));
     }
-    let mut files = Vec::new();
-    if let Some(file) = std::env::var_os("REGISTRY_AUTH_FILE").filter(|v| !v.is_empty()) {
-        files.push(PathBuf::from(file));
-    }
-    if let Some(dir) = std::env::var_os("DOCKER_CONFIG").filter(|v| !v.is_empty()) {
-        files.push(PathBuf::from(dir).join("config.json"));
-    } else if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        files.push(PathBuf::from(home).join(".docker/config.json"));
-    }
-    for file in files {
-        let Ok(bytes) = fs::read(&file) else { continue };
+    for file in &settings.auth_files {
+        let Ok(bytes) = fs::read(file) else { continue };
         let config: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
             OciError::Invalid(format!("registry auth file {}: {e}", file.display()))
         })?;
@@ -649,73 +631,87 @@ fn drop_layers(dir: &Path, loaded: &super::Loaded) {
     }
 }
 
-/// Pulls a release image from a registry into the payload cache (or finds it there).
+/// Pulls a release image from a registry into the payload cache (or finds it there), on a
+/// runtime of its own: for callers that are not async.
 pub fn load(reference_text: &str, options: &Options) -> Result<super::Loaded, OciError> {
+    block_on(pull(reference_text, options))
+}
+
+/// The image `reference_text` names by digest, when a pull already put it in the cache.
+fn cached_by_digest(reference_text: &str, options: &Options) -> Option<super::Loaded> {
+    let (_, digest) = reference_text.rsplit_once('@')?;
+    let dir = layout_dir(options, &Digest::parse(digest).ok()?);
+    if !dir.join("index.json").is_file() {
+        return None;
+    }
+    let loaded = super::load(&dir, None, options).ok()?;
+    tracing::debug!(
+        reference = reference_text,
+        "registry image served from the cache"
+    );
+    drop_layers(&dir, &loaded);
+    Some(loaded)
+}
+
+/// Pulls a release image from a registry into the payload cache (or finds it there). The
+/// network I/O runs on the caller's runtime; extracting the layers runs on its blocking pool.
+pub async fn pull(reference_text: &str, options: &Options) -> Result<super::Loaded, OciError> {
     // By digest and already pulled: no network at all, and no full parse of the reference
     // either (oci-spec compiles its reference regex on first use: ~20 ms of CPU, which would
     // make a cached load measurably slower than loading the same directory). The digest alone
     // names the content; a malformed reference text still fails below when not cached.
-    if let Some((_, digest)) = reference_text.rsplit_once('@')
-        && let Ok(digest) = Digest::parse(digest)
-    {
-        let dir = layout_dir(options, &digest);
-        if dir.join("index.json").is_file()
-            && let Ok(loaded) = super::load(&dir, None, options)
-        {
-            tracing::debug!(
-                reference = reference_text,
-                "registry image served from the cache"
-            );
-            drop_layers(&dir, &loaded);
-            return Ok(loaded);
-        }
+    if let Some(loaded) = cached_by_digest(reference_text, options) {
+        return Ok(loaded);
     }
     let reference = parse_reference(reference_text)?;
-    let settings = settings();
-    let client = client_for(reference.registry(), &settings)?;
-    let auth = auth_for(reference.registry(), &settings)?;
-    block_on(async {
-        let (bytes, _) = client
-            .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
-            .await
-            .map_err(net_err(&reference, "pull", &auth))?;
-        if bytes.len() > MAX_JSON {
-            return Err(OciError::Invalid(format!(
-                "{reference}: manifest larger than {MAX_JSON} bytes"
-            )));
-        }
-        let digest = Digest::of(&bytes);
-        if let Some(expected) = reference.digest()
-            && Digest::parse(expected)? != digest
-        {
-            return Err(OciError::Blob {
-                digest: expected.to_string(),
-                reason: format!("digest mismatch: the registry sent content hashing to {digest}"),
-            });
-        }
-        let top = Descriptor {
-            media_type: media_type_of(&bytes)?,
-            digest: digest.to_string(),
-            size: bytes.len() as u64,
-            platform: None,
-            annotations: [(REF_NAME.to_string(), "latest".to_string())].into(),
-        };
-        let dir = layout_dir(options, &digest);
-        write_layout(&dir, &top)?;
-        write_atomic(&dir.join("blobs/sha256").join(digest.hex()), &bytes)?;
-        let puller = Puller {
-            client,
-            auth,
-            reference: reference.clone(),
-            layout: dir.clone(),
-            options,
-            progress: show_progress_here(settings.output),
-        };
-        puller.fetch(&top).await?;
-        let loaded = super::load(&dir, None, options)?;
+    let settings = &options.registry;
+    let client = client_for(reference.registry(), settings)?;
+    let auth = auth_for(reference.registry(), settings)?;
+    let (bytes, _) = client
+        .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
+        .await
+        .map_err(net_err(&reference, "pull", &auth))?;
+    if bytes.len() > MAX_JSON {
+        return Err(OciError::Invalid(format!(
+            "{reference}: manifest larger than {MAX_JSON} bytes"
+        )));
+    }
+    let digest = Digest::of(&bytes);
+    if let Some(expected) = reference.digest()
+        && Digest::parse(expected)? != digest
+    {
+        return Err(OciError::Blob {
+            digest: expected.to_string(),
+            reason: format!("digest mismatch: the registry sent content hashing to {digest}"),
+        });
+    }
+    let top = Descriptor {
+        media_type: media_type_of(&bytes)?,
+        digest: digest.to_string(),
+        size: bytes.len() as u64,
+        platform: None,
+        annotations: [(REF_NAME.to_string(), "latest".to_string())].into(),
+    };
+    let dir = layout_dir(options, &digest);
+    write_layout(&dir, &top)?;
+    write_atomic(&dir.join("blobs/sha256").join(digest.hex()), &bytes)?;
+    let puller = Puller {
+        client,
+        auth,
+        reference: reference.clone(),
+        layout: dir.clone(),
+        options,
+        progress: settings.progress,
+    };
+    puller.fetch(&top).await?;
+    let options = options.clone();
+    tokio::task::spawn_blocking(move || {
+        let loaded = super::load(&dir, None, &options)?;
         drop_layers(&dir, &loaded);
         Ok(loaded)
     })
+    .await
+    .map_err(|e| OciError::Invalid(format!("{reference}: extraction task failed: {e}")))?
 }
 
 /// What [`push`] uploaded.
@@ -734,6 +730,7 @@ pub fn push(
     reference_text: &str,
     default_tag: &str,
     platforms: &[Platform],
+    settings: &RegistrySettings,
 ) -> Result<RegistryPush, OciError> {
     let bare = reference_text
         .strip_prefix("docker://")
@@ -754,9 +751,8 @@ pub fn push(
         let layout_path = temp.join("layout");
         let pushed = super::push(payload_dir, &layout_path, &tag, platforms)?;
         let layout = super::OciLayout::open(&layout_path)?;
-        let settings = settings();
-        let client = client_for(reference.registry(), &settings)?;
-        let auth = auth_for(reference.registry(), &settings)?;
+        let client = client_for(reference.registry(), settings)?;
+        let auth = auth_for(reference.registry(), settings)?;
         block_on(async {
             client
                 .auth(&reference, &auth, oci_client::RegistryOperation::Push)

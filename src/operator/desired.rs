@@ -2,14 +2,14 @@
 //! once it is retrieved, loaded and verified; until then, and whenever that fails, the payload
 //! applied before stays in use, so a bad release image never half-replaces a good payload.
 //!
-//! The decisions ([`requested_release`], [`switch_decision`], [`verify_version`]) are pure;
-//! [`load_release`] is the blocking I/O shell (directory, `oci-layout:` or registry pull).
+//! Pure decisions: [`requested_release`], [`switch_decision`], [`release_source`] (a release
+//! the cluster names is a pullspec, never a local path) and [`verify_version`]; retrieving it
+//! is [`super::retrieve`]'s.
 
 use super::outcome::{LoadFailure, PayloadLoadStep, RequestedUpdate};
 use crate::cluster::ClusterVersion;
 use crate::cluster::validation::images_for_version;
-use crate::payload::source::{PayloadSource, read_input};
-use crate::payload::{LoadOptions, Payload};
+use crate::payload::PayloadSource;
 
 /// `spec.desiredUpdate` (already validated, invalid fields cleared): its image, or for a version
 /// alone the one image an available update or the history names for it (upstream
@@ -70,31 +70,62 @@ pub fn verify_version(requested: Option<&str>, loaded: Option<&str>) -> Result<(
     }
 }
 
-/// Retrieves (reads the directory, or pulls and extracts the image into the cache), loads and
-/// verifies `release`, rendering `{{.ReleaseImage}}` as the requested image. Blocking.
-pub fn load_release(
-    release: &RequestedUpdate,
-    cluster_profile: &str,
-) -> Result<Payload, LoadFailure> {
-    let source = PayloadSource::from_arg(Some(&release.image));
-    let input = read_input(&source).map_err(|e| LoadFailure {
-        step: PayloadLoadStep::RetrievePayload,
-        error: e.to_string(),
-    })?;
-    let options = LoadOptions {
-        release_image: Some(release.image.clone()),
-        cluster_profile: cluster_profile.to_string(),
-        strict_templates: false,
-    };
-    let payload = Payload::from_input(input, &options).map_err(|e| LoadFailure {
-        step: PayloadLoadStep::LoadPayload,
-        error: e.to_string(),
-    })?;
-    verify_version(Some(&release.version), payload.version())?;
-    for warning in &payload.warnings {
-        tracing::warn!(payload = %payload.origin, "{warning}");
+/// Where a release the cluster names may be read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReleaseSources {
+    /// Registries only: `spec.desiredUpdate.image` is a pullspec, never a path. Anyone who
+    /// can write the ClusterVersion must not make the operator read its own files.
+    #[default]
+    Registries,
+    /// For tests only: directories, `file://` and `oci-layout:` paths as the command line
+    /// takes them, besides pullspecs.
+    RegistriesAndLocalFiles,
+}
+
+/// Where `image`, named by the cluster, is retrieved from; an image that is no pullspec is
+/// refused (`RetrievePayload`) unless local files are allowed.
+pub fn release_source(image: &str, sources: ReleaseSources) -> Result<PayloadSource, LoadFailure> {
+    match sources {
+        ReleaseSources::RegistriesAndLocalFiles => Ok(PayloadSource::from_arg(Some(image))),
+        ReleaseSources::Registries if is_pullspec(image) => {
+            Ok(PayloadSource::Registry(image.to_string()))
+        }
+        ReleaseSources::Registries => Err(LoadFailure {
+            step: PayloadLoadStep::RetrievePayload,
+            error: format!(
+                "{image:?} is not a release image pullspec (HOST[:PORT]/REPOSITORY[:TAG] or ...@sha256:DIGEST): the operator only pulls release images from registries"
+            ),
+        }),
     }
-    Ok(payload)
+}
+
+/// A fully qualified image reference: a registry host (with a `.` or a port, or `localhost`),
+/// a repository, and a tag or digest; no transport prefix (`docker://`, `oci-layout:`,
+/// `file://`). Short Docker Hub names are not accepted: a cluster names its registry.
+fn is_pullspec(image: &str) -> bool {
+    let Some((host, rest)) = image.split_once('/') else {
+        return false;
+    };
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    };
+    let host_ok = name.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '[')
+        && (name.contains('.') || port.is_some() || name == "localhost")
+        && port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-[]:".contains(&b));
+    let path = rest.split(['@', ':']).next().unwrap_or("");
+    let path_ok = !path.is_empty()
+        && !path.starts_with('/')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-/".contains(&b));
+    host_ok && path_ok && !image.contains("://") && !image.chars().any(char::is_whitespace)
 }
 
 #[cfg(test)]
@@ -186,19 +217,41 @@ mod tests {
     }
 
     #[test]
-    fn missing_directory_fails_at_retrieval_and_bad_metadata_at_load() {
-        let e = load_release(&release("/nonexistent/cvo-payload"), "p").unwrap_err();
-        assert_eq!(e.step, PayloadLoadStep::RetrievePayload);
-        assert!(e.error.contains("/nonexistent/cvo-payload"), "{}", e.error);
-
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("release-manifests")).unwrap();
-        std::fs::write(
-            dir.path().join("release-manifests/release-metadata"),
-            "{not json",
-        )
-        .unwrap();
-        let e = load_release(&release(&dir.path().display().to_string()), "p").unwrap_err();
-        assert_eq!(e.step, PayloadLoadStep::LoadPayload, "{e}");
+    fn a_cluster_names_releases_by_pullspec_only() {
+        let registry = |image: &str| release_source(image, ReleaseSources::Registries);
+        for ok in [
+            "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64",
+            "quay.io/openshift-release-dev/ocp-release@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "127.0.0.1:5000/cvo/release:4.18.0",
+            "localhost/cvo/release",
+            "registry.example.com:443/a/b/c:tag",
+        ] {
+            assert_eq!(registry(ok), Ok(PayloadSource::Registry(ok.into())), "{ok}");
+        }
+        for bad in [
+            "bundled",
+            "/etc/passwd",
+            "payloads/4.18.0",
+            "./x.y/z",
+            "file:///var/lib/payload",
+            "oci-layout:/tmp/layout:4.18.0",
+            "docker://quay.io/a/b:1",
+            "quay.io/../../etc",
+            "quay.io/a b:1",
+            "ubuntu:22.04",
+            "",
+        ] {
+            let e = registry(bad).unwrap_err();
+            assert_eq!(e.step, PayloadLoadStep::RetrievePayload, "{bad}");
+            assert!(
+                e.error.contains("is not a release image pullspec"),
+                "{bad}: {e}"
+            );
+        }
+        let local = release_source("payloads/4.18.0", ReleaseSources::RegistriesAndLocalFiles);
+        assert_eq!(
+            local,
+            Ok(PayloadSource::Directory("payloads/4.18.0".into()))
+        );
     }
 }

@@ -11,7 +11,8 @@
 //!   ClusterVersion status).
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
-//! (the sync loop of `cvo start`: observe, plan, execute, write), [`lease`] (leader election)
+//! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
+//! loading a requested release), [`lease`] (leader election)
 //! and [`metrics`] (metrics and probes).
 
 pub mod apply;
@@ -22,6 +23,7 @@ pub mod metrics;
 pub mod outcome;
 pub mod pass;
 pub mod precondition;
+pub mod retrieve;
 pub mod run;
 pub mod status;
 pub mod summary;

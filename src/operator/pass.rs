@@ -380,11 +380,11 @@ mod tests {
     use crate::capability::CapabilitiesSpec;
     use crate::cluster::{ClusterOperatorStatusCondition, ClusterVersionSpec, Update};
     use crate::operator::outcome::{Effect, PayloadLoadStep, TaskError};
-    use crate::payload::{LoadOptions, PayloadSource, read_input};
+    use crate::payload::{LoadOptions, read_directory};
 
     fn payload(version: &str) -> Payload {
         let dir = format!("{}/payloads/{version}", env!("CARGO_MANIFEST_DIR"));
-        let input = read_input(&PayloadSource::Directory(dir.into())).expect("readable");
+        let input = read_directory(std::path::Path::new(&dir)).expect("readable");
         let options = LoadOptions {
             release_image: Some(format!("example.com/release:{version}")),
             ..Default::default()

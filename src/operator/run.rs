@@ -18,7 +18,7 @@ use crate::cluster::{ClusterVersion, ClusterVersionStatus};
 use crate::payload::Payload;
 
 use super::apply::{ApplyOptions, apply_graph};
-use super::desired::{SwitchDecision, load_release, requested_release, switch_decision};
+use super::desired::{ReleaseSources, SwitchDecision, requested_release, switch_decision};
 use super::lease::{LeaderElector, LeaseConfig};
 use super::metrics::Metrics;
 use super::outcome::{ApplyReport, LoadFailure, PayloadLoadStep, RequestedUpdate};
@@ -26,6 +26,7 @@ pub use super::pass::SyncState;
 use super::pass::{
     Observed, OperatorFacts, PassInput, PassPlan, SyncMode, accept_release, pass_status, plan_pass,
 };
+use super::retrieve::retrieve;
 use super::task::{ClusterVersionOwner, FIELD_MANAGER};
 
 /// The singleton's name.
@@ -50,6 +51,11 @@ pub struct RunOptions {
     pub lease: Option<LeaseConfig>,
     /// Where passes are recorded (capabilities, apply counts and durations, readiness).
     pub metrics: Option<Arc<Metrics>>,
+    /// How release images are pulled and where they are extracted.
+    pub images: crate::oci::Options,
+    /// Where a release the cluster names may come from: registries (a real cluster), or local
+    /// files too (tests only).
+    pub release_sources: ReleaseSources,
     /// How long retrieving a requested release (pull and extract, or read) may take.
     pub payload_timeout: Duration,
     /// How long one pass may take before it is abandoned (its apply tasks are cancelled).
@@ -57,10 +63,13 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Defaults for `payload`: the default profile, no exclusion id.
-    pub fn new(payload: Payload) -> Self {
+    /// Defaults for `payload`, pulling release images with `images`: the default profile, no
+    /// exclusion id, releases from registries only.
+    pub fn new(payload: Payload, images: crate::oci::Options) -> Self {
         RunOptions {
             payload,
+            images,
+            release_sources: ReleaseSources::Registries,
             resync_interval: Duration::from_secs(180),
             once: false,
             facts: OperatorFacts::default(),
@@ -401,7 +410,7 @@ async fn select_payload(
     let loaded = if local {
         Ok(Arc::new(options.payload.clone()))
     } else {
-        retrieve(&release, options).await.map(Arc::new)
+        retrieve_in_time(&release, options).await.map(Arc::new)
     };
     let input = PassInput {
         observed,
@@ -431,25 +440,28 @@ async fn select_payload(
     }
 }
 
-/// [`load_release`] off the async threads, within `options.payload_timeout`. A retrieval that
-/// times out keeps running in the background and only fills the image cache.
-async fn retrieve(release: &RequestedUpdate, options: &RunOptions) -> Result<Payload, LoadFailure> {
-    let (job, profile) = (release.clone(), options.facts.profile.clone());
-    let task = tokio::task::spawn_blocking(move || load_release(&job, &profile));
-    match tokio::time::timeout(options.payload_timeout, task).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(e)) => Err(LoadFailure {
-            step: PayloadLoadStep::RetrievePayload,
-            error: format!("the retrieval task failed: {e}"),
-        }),
-        Err(_) => Err(LoadFailure {
-            step: PayloadLoadStep::RetrievePayload,
-            error: format!(
-                "retrieving the payload did not finish within {}s",
-                options.payload_timeout.as_secs()
-            ),
-        }),
-    }
+/// [`retrieve`] within `options.payload_timeout`.
+async fn retrieve_in_time(
+    release: &RequestedUpdate,
+    options: &RunOptions,
+) -> Result<Payload, LoadFailure> {
+    let retrieval = retrieve(
+        release,
+        &options.images,
+        options.release_sources,
+        &options.facts.profile,
+    );
+    tokio::time::timeout(options.payload_timeout, retrieval)
+        .await
+        .unwrap_or_else(|_| {
+            Err(LoadFailure {
+                step: PayloadLoadStep::RetrievePayload,
+                error: format!(
+                    "retrieving the payload did not finish within {}s",
+                    options.payload_timeout.as_secs()
+                ),
+            })
+        })
 }
 
 /// Applies `plan` to the cluster.

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 pub use metadata::{Release, parse_image_references, parse_release_metadata};
-pub use source::{PayloadSource, read_input};
+pub use source::{PayloadSource, bundled_input, read_directory, read_image, read_input};
 pub use template::RenderConfig;
 
 use crate::include::{Exclusion, InclusionConfig, include};

@@ -127,29 +127,36 @@ fn image_input(
     Ok(input)
 }
 
-/// Reads every file the CVO would read, in parallel.
-pub fn read_input(source: &PayloadSource) -> Result<PayloadInput, SourceError> {
+/// Reads every file the CVO would read, in parallel; images are pulled or extracted with
+/// `images`.
+pub fn read_input(
+    source: &PayloadSource,
+    images: &crate::oci::Options,
+) -> Result<PayloadInput, SourceError> {
     match source {
         PayloadSource::Bundled => Ok(bundled_input()),
         PayloadSource::Directory(path) => directory_input(path),
-        PayloadSource::Registry(reference) => image_input(
-            source,
-            crate::oci::registry::load(reference, &crate::oci::Options::from_env()),
-        ),
-        PayloadSource::OciLayout { path, tag } => image_input(
-            source,
-            load_layout(path, tag.as_deref(), &crate::oci::Options::from_env()),
-        ),
+        PayloadSource::Registry(reference) => {
+            image_input(source, crate::oci::registry::load(reference, images))
+        }
+        PayloadSource::OciLayout { path, tag } => {
+            image_input(source, crate::oci::load(path, tag.as_deref(), images))
+        }
     }
 }
 
-/// Extracts an OCI layout's image into the cache (or finds it there).
-pub fn load_layout(
-    path: &Path,
-    tag: Option<&str>,
-    options: &crate::oci::Options,
-) -> Result<crate::oci::Loaded, crate::oci::OciError> {
-    crate::oci::load(path, tag, options)
+/// A payload directory's files: [`read_input`] for sources that never need the image cache.
+pub fn read_directory(path: &Path) -> Result<PayloadInput, SourceError> {
+    directory_input(path)
+}
+
+/// A release image already extracted (pulled into the cache) read as its payload, named after
+/// `source`.
+pub fn read_image(
+    source: &PayloadSource,
+    loaded: &crate::oci::Loaded,
+) -> Result<PayloadInput, SourceError> {
+    image_input(source, Ok(loaded.clone()))
 }
 
 fn directory_input(root: &Path) -> Result<PayloadInput, SourceError> {
@@ -242,7 +249,7 @@ fn read_optional(dir: &Path, name: &str) -> Option<InputFile> {
         .then(|| read_file(dir, name.to_string()))
 }
 
-fn bundled_input() -> PayloadInput {
+pub fn bundled_input() -> PayloadInput {
     let files = |sub: &str| -> Vec<InputFile> {
         let mut files: Vec<InputFile> = BUNDLED
             .get_dir(sub)
@@ -299,7 +306,7 @@ mod tests {
             fs::write(rm.join(name), "x").unwrap();
         }
         fs::write(rm.join(RELEASE_METADATA), "{}").unwrap();
-        let input = read_input(&PayloadSource::Directory(dir.path().into())).unwrap();
+        let input = read_directory(dir.path()).unwrap();
         assert_eq!(input.layout, Layout::PayloadRoot);
         let names: Vec<&str> = input
             .release_manifests
@@ -339,14 +346,14 @@ mod tests {
     fn a_plain_directory_is_read_as_release_manifests() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.yaml"), "x").unwrap();
-        let input = read_input(&PayloadSource::Directory(dir.path().into())).unwrap();
+        let input = read_directory(dir.path()).unwrap();
         assert_eq!(input.layout, Layout::PlainDirectory);
         assert_eq!(input.release_manifests.len(), 1);
     }
 
     #[test]
     fn a_missing_directory_is_a_clear_error() {
-        let err = read_input(&PayloadSource::Directory("/nonexistent/payload".into())).unwrap_err();
+        let err = read_directory(std::path::Path::new("/nonexistent/payload")).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("payload /nonexistent/payload: no such directory"),

@@ -21,7 +21,7 @@ use cvo::include::{InclusionConfig, include};
 use cvo::manifest::{DELETE_ANNOTATION, Manifest};
 use cvo::operator::ClusterVersionOwner;
 use cvo::operator::{ApplyOptions, ApplyReport, Effect, apply_payload, apply_payload_with};
-use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, bundled_input, read_directory};
 
 use super::Ctx;
 
@@ -41,7 +41,7 @@ fn write_payload(files: &[(&str, String)]) -> anyhow::Result<(tempfile::TempDir,
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text)?;
     }
-    let input = read_input(&PayloadSource::Directory(dir.path().into()))?;
+    let input = read_directory(dir.path())?;
     let payload = Payload::from_input(input, &LoadOptions::default())?;
     Ok((dir, payload))
 }
@@ -122,10 +122,7 @@ pub async fn exists(ctx: &Ctx<'_>, discovery: &Discovery, m: &Manifest) -> anyho
 
 pub async fn apply_bundled_payload(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     install_foreign_crds(ctx).await?;
-    let payload = Payload::from_input(
-        read_input(&PayloadSource::Bundled)?,
-        &LoadOptions::default(),
-    )?;
+    let payload = Payload::from_input(bundled_input(), &LoadOptions::default())?;
     let gates = payload.feature_gates_for("", PROFILE).unwrap_or_default();
     let load = InclusionConfig {
         profile: Some(PROFILE.into()),

@@ -13,10 +13,12 @@ use tokio::sync::watch;
 
 use cvo::capability::{CapabilitiesSpec, Capability};
 use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionSpec, ClusterVersionStatus};
+use cvo::oci::Options;
+use cvo::operator::desired::ReleaseSources;
 use cvo::operator::metrics::{bind, serve};
 use cvo::operator::run::{PassResult, SyncState, sync_once};
 use cvo::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
-use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, bundled_input};
 
 use super::apply_tests::{exists, install_foreign_crds};
 use super::{Ctx, condition, install_crds};
@@ -25,10 +27,7 @@ const PROFILE: &str = "self-managed-high-availability";
 const CAPABILITY: &str = "capability.openshift.io/name";
 
 pub fn options() -> anyhow::Result<RunOptions> {
-    let payload = Payload::from_input(
-        read_input(&PayloadSource::Bundled)?,
-        &LoadOptions::default(),
-    )?;
+    let payload = Payload::from_input(bundled_input(), &LoadOptions::default())?;
     Ok(options_with(payload))
 }
 
@@ -52,7 +51,12 @@ pub fn options_with(payload: Payload) -> RunOptions {
             ..Default::default()
         },
         poll_interval: Duration::from_millis(100),
-        ..RunOptions::new(payload)
+        // The update tests name payload directories in spec.desiredUpdate.image.
+        release_sources: ReleaseSources::RegistriesAndLocalFiles,
+        ..RunOptions::new(
+            payload,
+            Options::new(std::env::temp_dir().join("cvo-test-images")),
+        )
     }
 }
 

@@ -16,9 +16,10 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionStatus};
+use cvo::operator::desired::ReleaseSources;
 use cvo::operator::run::{SyncState, sync_once};
 use cvo::operator::{Metrics, RunOptions, run};
-use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, read_directory};
 
 use super::Ctx;
 use super::condition;
@@ -44,7 +45,7 @@ fn load(dir: &str) -> anyhow::Result<Payload> {
         strict_templates: false,
     };
     Ok(Payload::from_input(
-        read_input(&PayloadSource::Directory(dir.into()))?,
+        read_directory(std::path::Path::new(&dir))?,
         &options,
     )?)
 }
@@ -200,7 +201,24 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
             .contains(OLD_MACHINE_API_DIGEST)
     );
 
+    // What a cluster names is a pullspec: a path on the operator's disk is never read.
     request_release(&api, NEW, Some("4.18.0")).await?;
+    let registries_only = RunOptions {
+        release_sources: ReleaseSources::Registries,
+        ..options.clone()
+    };
+    sync_once(c, &registries_only, &mut state.clone()).await?;
+    let s = status(ctx).await?;
+    let accepted = condition_of(&s, "ReleaseAccepted");
+    let refused = format!(
+        "Retrieving payload failed version=\"4.18.0\" image=\"{NEW}\" failure={NEW:?} is not a release image pullspec"
+    );
+    ensure!(
+        accepted.0 == "False" && accepted.1.starts_with(&refused),
+        "{accepted:?}"
+    );
+    check_history(&s, &[("Completed", "4.17.0")])?;
+
     // etcd still reports an older operator version: the update waits on it without failing.
     mark_at_version(ctx, "etcd", "4.17.0-previous").await?;
     let pass = sync_once(c, &options, &mut state).await?;

@@ -6,7 +6,7 @@ pub mod registry;
 
 use std::path::{Path, PathBuf};
 
-use cvo::payload::{LoadOptions, Payload, PayloadSource, read_input};
+use cvo::payload::{LoadOptions, Payload, read_directory};
 
 /// `../shared/corpus` (or `$CVO_CORPUS_DIR`). `None`, with a message, when it is absent and not
 /// required; a failure when `CVO_REQUIRE_CORPUS=1`.
@@ -27,7 +27,7 @@ pub fn corpus() -> Option<PathBuf> {
 }
 
 pub fn load(dir: &Path) -> Payload {
-    let input = read_input(&PayloadSource::Directory(dir.into())).unwrap();
+    let input = read_directory(std::path::Path::new(&dir)).unwrap();
     Payload::from_input(input, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 

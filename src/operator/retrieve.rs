@@ -1,0 +1,129 @@
+//! Retrieving the release the cluster asks for (spec §5.1): the I/O shell around
+//! [`super::desired`]. A registry image is pulled into the image cache on the operator's own
+//! runtime; reading and loading the extracted payload (blocking file I/O and YAML parsing) runs
+//! on the blocking pool.
+
+use super::desired::{ReleaseSources, release_source, verify_version};
+use super::outcome::{LoadFailure, PayloadLoadStep, RequestedUpdate};
+use crate::oci;
+use crate::payload::source::SourceError;
+use crate::payload::{LoadOptions, Payload, PayloadSource, read_image, read_input};
+
+/// Retrieves, loads and verifies `release`, rendering `{{.ReleaseImage}}` as the requested
+/// image and the manifests for `cluster_profile`.
+pub async fn retrieve(
+    release: &RequestedUpdate,
+    images: &oci::Options,
+    sources: ReleaseSources,
+    cluster_profile: &str,
+) -> Result<Payload, LoadFailure> {
+    let source = release_source(&release.image, sources)?;
+    let pulled = match &source {
+        PayloadSource::Registry(reference) => Some(
+            oci::registry::pull(reference, images)
+                .await
+                .map_err(|error| {
+                    retrieval_failed(SourceError::Oci {
+                        source_ref: source.to_string(),
+                        error,
+                    })
+                })?,
+        ),
+        _ => None,
+    };
+    let (release, images) = (release.clone(), images.clone());
+    let options = LoadOptions {
+        release_image: Some(release.image.clone()),
+        cluster_profile: cluster_profile.to_string(),
+        strict_templates: false,
+    };
+    let load = move || {
+        let input = match &pulled {
+            Some(loaded) => read_image(&source, loaded),
+            None => read_input(&source, &images),
+        }
+        .map_err(retrieval_failed)?;
+        let payload = Payload::from_input(input, &options).map_err(|e| LoadFailure {
+            step: PayloadLoadStep::LoadPayload,
+            error: e.to_string(),
+        })?;
+        verify_version(Some(&release.version), payload.version())?;
+        for warning in &payload.warnings {
+            tracing::warn!(payload = %payload.origin, "{warning}");
+        }
+        Ok(payload)
+    };
+    tokio::task::spawn_blocking(load)
+        .await
+        .map_err(|e| LoadFailure {
+            step: PayloadLoadStep::LoadPayload,
+            error: format!("the loading task failed: {e}"),
+        })?
+}
+
+fn retrieval_failed(error: SourceError) -> LoadFailure {
+    LoadFailure {
+        step: PayloadLoadStep::RetrievePayload,
+        error: error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn load_local(image: &str) -> Result<Payload, LoadFailure> {
+        let release = RequestedUpdate {
+            image: image.into(),
+            version: String::new(),
+        };
+        let cache = tempfile::tempdir().unwrap();
+        let images = oci::Options::new(cache.path().into());
+        retrieve(
+            &release,
+            &images,
+            ReleaseSources::RegistriesAndLocalFiles,
+            "p",
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn missing_directory_fails_at_retrieval_and_bad_metadata_at_load() {
+        let e = load_local("/nonexistent/cvo-payload").await.unwrap_err();
+        assert_eq!(e.step, PayloadLoadStep::RetrievePayload);
+        assert!(e.error.contains("/nonexistent/cvo-payload"), "{}", e.error);
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("release-manifests")).unwrap();
+        std::fs::write(
+            dir.path().join("release-manifests/release-metadata"),
+            "{not json",
+        )
+        .unwrap();
+        let e = load_local(&dir.path().display().to_string())
+            .await
+            .unwrap_err();
+        assert_eq!(e.step, PayloadLoadStep::LoadPayload, "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_path_named_by_the_cluster_is_never_read() {
+        let dir = format!("{}/payloads/4.18.0", env!("CARGO_MANIFEST_DIR"));
+        let release = RequestedUpdate {
+            image: dir.clone(),
+            version: String::new(),
+        };
+        let cache = tempfile::tempdir().unwrap();
+        let images = oci::Options::new(cache.path().into());
+        let e = retrieve(&release, &images, ReleaseSources::Registries, "p")
+            .await
+            .unwrap_err();
+        assert_eq!(e.step, PayloadLoadStep::RetrievePayload);
+        assert!(e.error.contains("is not a release image pullspec"), "{e}");
+        assert!(
+            load_local(&dir).await.is_ok(),
+            "the test-only option reads it"
+        );
+    }
+}
