@@ -42,8 +42,9 @@ mod start_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
 use start_tests::{
-    start_as_restricted_user, start_command, start_enables_then_keeps_a_capability,
-    start_honours_overrides, start_installs_with_baseline_none, start_leader_election_hands_over,
+    start_as_restricted_user, start_command, start_creates_or_explains_the_lease_namespace,
+    start_enables_then_keeps_a_capability, start_honours_overrides,
+    start_installs_with_baseline_none, start_leader_election_hands_over,
     start_serves_metrics_and_readyz, start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
@@ -116,6 +117,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("start_leader_election_hands_over", |c| {
         Box::pin(start_leader_election_hands_over(c))
+    }),
+    ("start_creates_or_explains_the_lease_namespace", |c| {
+        Box::pin(start_creates_or_explains_the_lease_namespace(c))
     }),
     ("upgrade_moves_resources_into_capabilities", |c| {
         Box::pin(upgrade_moves_resources_into_capabilities(c))

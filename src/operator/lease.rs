@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, PostParams};
@@ -48,9 +49,23 @@ impl LeaseConfig {
     }
 }
 
+/// Why leader election cannot go on: waiting longer would not help.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    #[error(
+        "the Lease {namespace}/{name} cannot be created: namespace {namespace} does not exist and this user may not create it ({cause}); create it (kubectl create namespace {namespace}) or grant this user `create` on namespaces, or run a single replica with --disable-leader-election"
+    )]
+    NoNamespace {
+        namespace: String,
+        name: String,
+        cause: String,
+    },
+}
+
 /// One candidate for one Lease.
 #[derive(Clone)]
 pub struct LeaderElector {
+    client: kube::Client,
     api: Api<Lease>,
     config: LeaseConfig,
 }
@@ -74,8 +89,12 @@ pub fn is_free_or_expired(spec: &LeaseSpec, now: Timestamp) -> bool {
 
 impl LeaderElector {
     pub fn new(client: kube::Client, config: LeaseConfig) -> Self {
-        let api = Api::namespaced(client, &config.namespace);
-        LeaderElector { api, config }
+        let api = Api::namespaced(client.clone(), &config.namespace);
+        LeaderElector {
+            client,
+            api,
+            config,
+        }
     }
 
     pub fn identity(&self) -> &str {
@@ -134,6 +153,39 @@ impl LeaderElector {
         conflict_is_false(replaced)
     }
 
+    /// Creates the Lease's namespace, which a fresh cluster may lack (the installer normally
+    /// creates it); a concurrent creation is fine. A user who may not create it gets
+    /// [`LeaseError::NoNamespace`], since no amount of retrying helps then.
+    async fn create_namespace(&self) -> Result<(), LeaseError> {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(self.config.namespace.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match namespaces.create(&PostParams::default(), &namespace).await {
+            Ok(_) => {
+                tracing::info!(namespace = %self.config.namespace, "created the lease namespace");
+                Ok(())
+            }
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 403 || s.code == 401 => {
+                Err(LeaseError::NoNamespace {
+                    namespace: self.config.namespace.clone(),
+                    name: self.config.name.clone(),
+                    cause: s.message,
+                })
+            }
+            // Transient (the apiserver going away, ...): the next attempt tries again.
+            Err(e) => {
+                tracing::warn!(error = %e, namespace = %self.config.namespace, "cannot create the lease namespace");
+                Ok(())
+            }
+        }
+    }
+
     /// Gives the lease up if this candidate holds it (empties `holderIdentity`).
     pub async fn release(&self) -> Result<(), kube::Error> {
         let Some(mut lease) = self.api.get_opt(&self.config.name).await? else {
@@ -155,8 +207,13 @@ impl LeaderElector {
 
     /// Keeps trying and renewing every `renew_interval`, publishing whether this candidate
     /// leads on `leader`, until `stop` turns true (or its sender goes away); then releases.
-    /// A holder that cannot renew for a whole lease duration stops leading.
-    pub async fn run(self, leader: watch::Sender<bool>, mut stop: watch::Receiver<bool>) {
+    /// A holder that cannot renew for a whole lease duration stops leading. Returns an error
+    /// (and stops) only when waiting cannot help: the namespace is missing and cannot be made.
+    pub async fn run(
+        self,
+        leader: watch::Sender<bool>,
+        mut stop: watch::Receiver<bool>,
+    ) -> Result<(), LeaseError> {
         let mut last_renewed: Option<std::time::Instant> = None;
         loop {
             if *stop.borrow() {
@@ -168,6 +225,11 @@ impl LeaderElector {
                     true
                 }
                 Ok(false) => false,
+                // Creating a namespaced object answers 404 only when its namespace is missing.
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    self.create_namespace().await?;
+                    false
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, lease = %self.config.name, "cannot acquire or renew the lease");
                     last_renewed.is_some_and(|t| t.elapsed() < self.config.lease_duration)
@@ -200,6 +262,7 @@ impl LeaderElector {
                 Err(e) => tracing::warn!(error = %e, "cannot release the lease"),
             }
         }
+        Ok(())
     }
 }
 

@@ -110,12 +110,24 @@ pub async fn run(
         identity = elector.identity(),
         "leader election: waiting for the lease"
     );
-    let elector = tokio::spawn(elector.run(leader_tx, stop_rx));
-    let result = run_passes(client, options, shutdown, leader_rx).await;
+    let mut elector = tokio::spawn(elector.run(leader_tx, stop_rx));
+    let result = tokio::select! {
+        result = run_passes(client, options, shutdown, leader_rx) => result,
+        // The elector runs until told to stop: ending first means it cannot go on.
+        ended = &mut elector => {
+            return match ended {
+                Ok(Err(e)) => Err(e.into()),
+                Ok(Ok(())) => Err(anyhow::anyhow!("leader election ended unexpectedly")),
+                Err(e) => Err(anyhow::anyhow!("the leader election task failed: {e}")),
+            };
+        }
+    };
     // Stop renewing only after the last pass, then release.
     let _ = stop_tx.send(true);
-    if let Err(e) = elector.await {
-        tracing::warn!(error = %e, "the leader election task failed");
+    match elector.await {
+        Ok(Err(e)) => tracing::warn!(error = %e, "leader election failed"),
+        Err(e) => tracing::warn!(error = %e, "the leader election task failed"),
+        Ok(Ok(())) => {}
     }
     result
 }

@@ -808,3 +808,114 @@ async fn wait_for_status(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A token for a new ServiceAccount `default/NAME` bound to a ClusterRole of `rules`.
+async fn service_account_token(
+    ctx: &Ctx<'_>,
+    name: &str,
+    rules: serde_json::Value,
+) -> anyhow::Result<kube::Client> {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    let params = PatchParams::apply("cvo-test").force();
+    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), "default");
+    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                         "metadata": {"name": name, "namespace": "default"}});
+    accounts
+        .patch(name, &params, &Patch::Apply(&account))
+        .await?;
+    let roles: Api<ClusterRole> = Api::all(ctx.admin.clone());
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                      "metadata": {"name": name}, "rules": rules});
+    roles.patch(name, &params, &Patch::Apply(&role)).await?;
+    let bindings: Api<ClusterRoleBinding> = Api::all(ctx.admin.clone());
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}]});
+    bindings
+        .patch(name, &params, &Patch::Apply(&binding))
+        .await?;
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: vec![],
+            expiration_seconds: Some(3600),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let token = accounts
+        .create_token_request(name, &PostParams::default(), &request)
+        .await?
+        .status
+        .context("no token in the TokenRequest status")?
+        .token;
+    ctx.cluster.client_with_token(&token).await
+}
+
+/// A cluster without the Lease's namespace: an operator allowed to creates it and runs; one
+/// that is not stops at once with one error that says what to do, instead of waiting forever.
+pub async fn start_creates_or_explains_the_lease_namespace(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::api::core::v1::Namespace;
+    let mut options = options()?;
+    fresh_install(ctx, &options).await?;
+    options.once = true;
+    let created = "cvo-test-lease-created";
+    options.lease = Some(LeaseConfig {
+        namespace: created.into(),
+        renew_interval: Duration::from_millis(200),
+        ..LeaseConfig::new("cvo-admin")
+    });
+    run(&ctx.admin, &options, watch::channel(false).1).await?;
+    let namespaces: Api<Namespace> = Api::all(ctx.admin.clone());
+    ensure!(
+        namespaces.get_opt(created).await?.is_some(),
+        "namespace not created"
+    );
+    let leases: Api<Lease> = Api::namespaced(ctx.admin.clone(), created);
+    ensure!(leases.get_opt("version").await?.is_some(), "no lease");
+
+    // May write leases anywhere, but not create namespaces.
+    let lease_only = service_account_token(
+        ctx,
+        "cvo-lease-only",
+        json!([{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                "verbs": ["get", "create", "update"]}]),
+    )
+    .await?;
+    let missing = "cvo-test-lease-missing";
+    options.lease = Some(LeaseConfig {
+        namespace: missing.into(),
+        renew_interval: Duration::from_millis(200),
+        ..LeaseConfig::new("cvo-lease-only")
+    });
+    let started = std::time::Instant::now();
+    let ended = tokio::time::timeout(
+        Duration::from_secs(20),
+        run(&lease_only, &options, watch::channel(false).1),
+    )
+    .await
+    .context("still waiting for the lease after 20 s")?;
+    let error = format!(
+        "{:#}",
+        ended.err().context("run succeeded without a lease")?
+    );
+    ensure!(
+        error.starts_with(&format!(
+            "the Lease {missing}/version cannot be created: namespace {missing} does not exist and this user may not create it ("
+        )) && error.contains(&format!("kubectl create namespace {missing}"))
+            && error.contains("--disable-leader-election"),
+        "{error}"
+    );
+    ensure!(
+        namespaces.get_opt(missing).await?.is_none(),
+        "created anyway"
+    );
+    println!(
+        "  missing lease namespace reported after {:.2?}",
+        started.elapsed()
+    );
+    Ok(())
+}
