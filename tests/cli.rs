@@ -584,3 +584,84 @@ fn crds_prints_both_definitions() {
     assert_eq!(yaml.matches("\n---\n").count(), 1, "{yaml}");
     assert!(yaml.contains("kind: ClusterOperator\n"), "{yaml}");
 }
+
+/// A kubeconfig for a server on a loopback port where nothing listens.
+fn unreachable_kubeconfig() -> (tempfile::TempDir, std::path::PathBuf) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\nusers:\n- name: u\n  user:\n    token: t\n"
+        ),
+    )
+    .unwrap();
+    (dir, path)
+}
+
+fn failure(cmd: &mut Command) -> String {
+    let out = cmd.assert().code(1).get_output().stderr.clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn an_unreachable_server_is_one_error_that_names_it() {
+    let (_dir, kubeconfig) = unreachable_kubeconfig();
+    let server = fs::read_to_string(&kubeconfig).unwrap();
+    let server = server
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .unwrap()
+        .to_string();
+    let apply = failure(
+        cvo()
+            .args(["apply", "--connect-timeout", "0", "--kubeconfig"])
+            .arg(&kubeconfig),
+    );
+    let lines: Vec<&str> = apply.lines().collect();
+    assert_eq!(lines.len(), 1, "{apply}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "error: cannot reach the Kubernetes API server {server}/: "
+        )) && lines[0].contains("Connection refused"),
+        "{apply}"
+    );
+
+    // `start --once` gives up after --connect-timeout instead of retrying for ever.
+    let started = std::time::Instant::now();
+    let start = failure(
+        cvo()
+            .args([
+                "start",
+                "--once",
+                "--connect-timeout",
+                "1",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .arg("--kubeconfig")
+            .arg(&kubeconfig),
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let last = start.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(&format!(
+            "error: cannot reach the Kubernetes API server {server}/: "
+        )),
+        "{start}"
+    );
+}
+
+#[test]
+fn a_missing_kubeconfig_is_said_once() {
+    let err = failure(cvo().args(["apply", "--kubeconfig", "/nonexistent/kubeconfig"]));
+    assert_eq!(
+        err.trim_end(),
+        "error: cannot read kubeconfig /nonexistent/kubeconfig: No such file or directory (os error 2)"
+    );
+}

@@ -2,11 +2,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
+use super::connect::connect;
 use super::graph::GraphMode;
 use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::graph::{Mode, TaskGraph, workers_for};
@@ -19,6 +20,9 @@ pub struct ApplyArgs {
     /// Kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config).
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
+    /// How long to wait for the API server to answer before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub connect_timeout: u64,
     /// update: run levels in order (16 workers); install: everything in parallel.
     #[arg(long, value_enum, default_value_t = GraphMode::Install)]
     pub mode: GraphMode,
@@ -55,7 +59,8 @@ pub fn apply(args: ApplyArgs, settings: &Settings) -> CliResult {
         .build()
         .context("cannot start the async runtime")?;
     let report = runtime.block_on(async {
-        let client = client(args.kubeconfig.as_ref()).await?;
+        let wait = Duration::from_secs(args.connect_timeout);
+        let client = connect(args.kubeconfig.as_deref(), Some(wait)).await?;
         anyhow::Ok(apply_payload(&client, &manifests, &config, mode, workers).await)
     })?;
     match args.output {
@@ -70,18 +75,6 @@ pub fn apply(args: ApplyArgs, settings: &Settings) -> CliResult {
     } else {
         ExitCode::from(1)
     })
-}
-
-pub(super) async fn client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?
-        }
-        None => kube::Config::infer().await?,
-    };
-    Ok(kube::Client::try_from(config)?)
 }
 
 fn print_text(report: &ApplyReport) {

@@ -10,6 +10,7 @@ macro_rules! outln {
 
 mod apply;
 mod capabilities;
+mod connect;
 mod crds;
 mod graph;
 mod inclusion;
@@ -334,8 +335,10 @@ pub fn emit(line: &str) {
 
 fn init_logging(format: LogFormat, default_level: &str) {
     use std::io::IsTerminal as _;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    // kube-client logs each failed request at ERROR itself; cvo reports them with context.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{default_level},kube_client=off"))
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

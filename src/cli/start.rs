@@ -45,9 +45,13 @@ pub struct StartArgs {
     /// How long one pass may take before its remaining tasks are cancelled.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub pass_timeout: u64,
-    /// Run one pass, then exit.
+    /// Run one pass, then exit: 0 when it applied everything, 1 when it could not (the server
+    /// did not answer within --connect-timeout, the pass failed or timed out, a task failed).
     #[arg(long)]
     pub once: bool,
+    /// With --once: how long to wait for the API server, and then for the ClusterVersion.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub connect_timeout: u64,
     /// Where `/metrics`, `/healthz` and `/readyz` are served.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9099")]
     pub listen: std::net::SocketAddr,
@@ -89,6 +93,7 @@ pub fn start(args: StartArgs, settings: &Settings) -> CliResult {
                 .collect(),
         },
         once: args.once,
+        wait_for_cluster_version: args.once.then(|| Duration::from_secs(args.connect_timeout)),
         payload_timeout: Duration::from_secs(args.payload_timeout),
         pass_timeout: Duration::from_secs(args.pass_timeout),
         lease: (!args.disable_leader_election).then(|| {
@@ -106,7 +111,9 @@ pub fn start(args: StartArgs, settings: &Settings) -> CliResult {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let client = super::apply::client(args.kubeconfig.as_ref()).await?;
+        // An operator waits for its server; a one-shot run gives up after --connect-timeout.
+        let wait = args.once.then(|| Duration::from_secs(args.connect_timeout));
+        let client = super::connect::connect(args.kubeconfig.as_deref(), wait).await?;
         let (listener, addr) = bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;

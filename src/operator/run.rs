@@ -39,8 +39,11 @@ pub struct RunOptions {
     pub payload: Payload,
     /// Between passes; jittered ×[1,2) unless `once`.
     pub resync_interval: Duration,
-    /// One pass, then return.
+    /// One pass, then return: an error when it could not apply everything.
     pub once: bool,
+    /// How long to wait for the ClusterVersion before giving up; `None`: for ever, as an
+    /// operator in its pod does.
+    pub wait_for_cluster_version: Option<Duration>,
     /// The cluster profile, the exclusion id and the always-enabled capabilities.
     pub facts: OperatorFacts,
     /// Retry bounds of each pass (ClusterOperator checking is always on).
@@ -72,6 +75,7 @@ impl RunOptions {
             release_sources: ReleaseSources::Registries,
             resync_interval: Duration::from_secs(180),
             once: false,
+            wait_for_cluster_version: None,
             facts: OperatorFacts::default(),
             apply: ApplyOptions::default(),
             poll_interval: Duration::from_secs(1),
@@ -141,7 +145,16 @@ async fn run_passes(
     let mut state = SyncState::default();
     let api: Api<ClusterVersion> = Api::all(client.clone());
     let mut changes = spec_changes(&api);
+    let waiting_since = std::time::Instant::now();
     loop {
+        if let Some(limit) = options.wait_for_cluster_version
+            && waiting_since.elapsed() >= limit
+        {
+            anyhow::bail!(
+                "ClusterVersion {CLUSTER_VERSION_NAME} could not be read within {}s; create it (the installer does) and check that the API server answers",
+                limit.as_secs()
+            );
+        }
         match api.get_opt(CLUSTER_VERSION_NAME).await {
             Ok(Some(_)) => break,
             Ok(None) => tracing::info!("waiting for ClusterVersion {CLUSTER_VERSION_NAME}"),
@@ -179,6 +192,15 @@ async fn run_passes(
             }
         };
         let mut synced_generation = None;
+        let once_failure = match &pass {
+            Ok(pass) if !pass.report.is_success() => Some(anyhow::anyhow!(
+                "the pass did not apply everything: {} task(s) failed, {} not attempted",
+                pass.report.errors.len(),
+                pass.report.incomplete
+            )),
+            Ok(_) => None,
+            Err(e) => Some(anyhow::anyhow!("the pass failed: {e:#}")),
+        };
         match pass {
             Ok(pass) => {
                 log_pass(options, &pass, started.elapsed());
@@ -197,7 +219,10 @@ async fn run_passes(
                 consecutive_errors += 1;
             }
         }
-        if options.once || *shutdown.borrow() {
+        if options.once {
+            return once_failure.map_or(Ok(()), Err);
+        }
+        if *shutdown.borrow() {
             return Ok(());
         }
         let interval = next_wait(options.resync_interval, consecutive_errors, jitter());

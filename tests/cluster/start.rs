@@ -782,7 +782,16 @@ pub async fn start_wakes_on_spec_change_and_bounds_passes(ctx: &Ctx<'_>) -> anyh
     options.once = true;
     options.pass_timeout = Duration::from_millis(1);
     options.metrics = Some(metrics.clone());
-    run(&ctx.admin, &options, watch::channel(false).1).await?;
+    // With --once a pass that did not finish is the run's failure (exit 1).
+    let error = run(&ctx.admin, &options, watch::channel(false).1)
+        .await
+        .err()
+        .context("a cancelled --once pass succeeded")?;
+    ensure!(
+        format!("{error:#}")
+            == "the pass failed: the pass did not finish within 0s; its remaining tasks were cancelled",
+        "{error:#}"
+    );
     ensure!(metrics.passes("error") == 1, "{}", metrics.encode());
     Ok(())
 }

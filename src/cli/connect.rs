@@ -1,0 +1,98 @@
+//! Connecting to a cluster from the command line: the kubeconfig, then one request to the
+//! API server, so that an unreachable or unauthorized server is one error that names it
+//! instead of a failure per manifest.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// A client for `kubeconfig` (else `$KUBECONFIG`, `~/.kube/config` or the in-cluster config).
+/// With `wait`, its server must answer `/version` within that time (asked every second).
+pub async fn connect(
+    kubeconfig: Option<&Path>,
+    wait: Option<Duration>,
+) -> anyhow::Result<kube::Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            // Read here so a missing file is said once (kube's error repeats its cause).
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow!("cannot read kubeconfig {}: {e}", path.display()))?;
+            let kubeconfig = Kubeconfig::from_yaml(&text)
+                .map_err(|e| anyhow!("kubeconfig {}: {}", path.display(), root_cause(&e)))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| anyhow!("kubeconfig {}: {}", path.display(), root_cause(&e)))?
+        }
+        None => kube::Config::infer().await.map_err(|e| {
+            anyhow!(
+                "no cluster configured ({}); pass --kubeconfig FILE or set $KUBECONFIG",
+                root_cause(&e)
+            )
+        })?,
+    };
+    let server = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config)
+        .with_context(|| format!("cannot make a client for the API server {server}"))?;
+    let Some(wait) = wait else {
+        return Ok(client);
+    };
+    let started = Instant::now();
+    loop {
+        match client.apiserver_version().await {
+            Ok(_) => return Ok(client),
+            Err(e) if started.elapsed() >= wait => {
+                return Err(anyhow!(
+                    "cannot reach the Kubernetes API server {server}: {}",
+                    describe(&e)
+                ));
+            }
+            Err(e) => {
+                tracing::warn!(server, error = %describe(&e), "waiting for the API server");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+/// What went wrong, in a user's words: the server's answer, or the innermost cause
+/// (connection refused, DNS, TLS) with a hint.
+fn describe(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) if status.code == 401 => format!(
+            "401 Unauthorized: the kubeconfig's credentials were rejected ({})",
+            status.message
+        ),
+        kube::Error::Api(status) if status.code == 403 => format!(
+            "403 Forbidden: the kubeconfig's user may not read /version ({})",
+            status.message
+        ),
+        kube::Error::Api(status) => format!("{} {}", status.code, status.message),
+        other => innermost(other),
+    }
+}
+
+/// The innermost error of a chain.
+fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// The innermost error of a chain (where the real cause is: `Connection refused (os error
+/// 111)`, `failed to lookup address information`, a certificate problem).
+pub fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    let text = cause.to_string();
+    if std::ptr::eq(cause, error) {
+        text
+    } else {
+        format!("{error}: {text}")
+    }
+}
