@@ -1,6 +1,5 @@
 //! The run-level task graph, built exactly as the upstream Cluster Version
-//! Operator builds it (`pkg/payload/task_graph.go`), plus a pure scheduler and
-//! a thread-pool runner.
+//! Operator builds it (`pkg/payload/task_graph.go`), plus a pure scheduler.
 //!
 //! Why a graph at all: a release payload is an ordered list of manifests
 //! whose file names encode a *run level* and a *component*
@@ -21,9 +20,9 @@
 //! empty "anchor" and "spacer" nodes, so graphs can be compared against
 //! upstream test tables and DOT dumps.
 //!
-//! Everything here is pure logic: no I/O, no async. [`Scheduler`] is a plain
-//! state machine that an async driver can step; [`run_graph`] drives it with
-//! a scoped thread pool.
+//! Everything here is pure logic: no I/O, no async, no threads. [`Scheduler`]
+//! is a plain state machine; the operator's executor (`operator::apply`)
+//! steps it with tokio tasks.
 
 mod breakers;
 mod build;
@@ -40,7 +39,7 @@ pub use breakers::{
     shift_order,
 };
 pub use runlevel::parse_run_level;
-pub use schedule::{RunOutcome, Scheduler, incomplete_message, run_graph, run_graph_cancellable};
+pub use schedule::Scheduler;
 
 /// What the graph needs to know about a task.
 ///

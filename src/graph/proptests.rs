@@ -1,14 +1,15 @@
 //! Property tests: graphs built from random payloads are well formed, keep
-//! every ordering guarantee upstream relies on, and run each node at most
-//! once and never before its inputs.
+//! every ordering guarantee upstream relies on, and, driven through the
+//! [`Scheduler`] with any number of workers and any completion order, run
+//! each node at most once and never before its inputs.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 
 use proptest::prelude::*;
 
-use super::testutil::Fake;
-use super::{Mode, Scheduler, TaskGraph, parse_run_level, run_graph, workers_for};
+use super::testutil::{Event, Fake, drive, seeded};
+use super::{Mode, Scheduler, TaskGraph, parse_run_level, workers_for};
 
 /// File names drawn from a small vocabulary so run levels and components
 /// collide often, plus names the parser rejects.
@@ -151,47 +152,63 @@ proptest! {
     }
 
     #[test]
-    fn run_graph_respects_dependencies(
+    fn driven_runs_respect_dependencies(
         tasks in prop::collection::vec(task(), 0..24),
         mode in mode(),
         workers in 0..5usize,
         failing in prop::collection::btree_set(0..24usize, 0..3),
+        seed in any::<u64>(),
     ) {
         let g = TaskGraph::build(&tasks, mode);
-        let anc = ancestors(&g);
-        let finished_ok = Mutex::new(BTreeSet::new());
-        let started = Mutex::new(Vec::new());
-        let outcome = run_graph(&g, workers, |n| {
-            {
-                let done = finished_ok.lock().unwrap();
-                let needed = anc[n].iter().filter(|&&p| !g.nodes[p].tasks.is_empty());
-                for p in needed {
-                    assert!(done.contains(p), "node {n} started before {p} finished");
-                }
-                started.lock().unwrap().push(n);
-            }
-            if g.nodes[n].tasks.iter().any(|t| failing.contains(t)) {
-                return Err(n);
-            }
-            finished_ok.lock().unwrap().insert(n);
-            Ok(())
+        let fails = |n: usize| g.nodes[n].tasks.iter().any(|t| failing.contains(t));
+        let run = drive(&g, workers, &Cell::new(false), seeded(seed), |n| {
+            if fails(n) { Err(n) } else { Ok(()) }
         });
-        let mut started = started.into_inner().unwrap();
-        started.sort_unstable();
-        let unique: BTreeSet<usize> = started.iter().copied().collect();
-        prop_assert_eq!(unique.len(), started.len(), "a node ran twice");
+
+        // Replay the trace: every dispatch is upstream's next node (the
+        // lowest unsubmitted one whose inputs all succeeded), at most
+        // max(1, workers) nodes with tasks are in flight, and a node
+        // finishes only after it was dispatched.
+        let mut status: Vec<Option<Option<bool>>> = vec![None; g.nodes.len()];
+        let mut in_flight = 0usize;
+        for event in &run.events {
+            match *event {
+                Event::Dispatch(n) => {
+                    let upstream = (0..g.nodes.len()).find(|&m| {
+                        status[m].is_none()
+                            && g.nodes[m].inputs.iter().all(|&p| status[p] == Some(Some(true)))
+                    });
+                    prop_assert_eq!(Some(n), upstream);
+                    status[n] = Some(None);
+                    if !g.nodes[n].tasks.is_empty() {
+                        in_flight += 1;
+                        prop_assert!(in_flight <= workers.max(1));
+                    }
+                }
+                Event::Finish(n, ok) => {
+                    prop_assert_eq!(status[n], Some(None), "node {} finished twice or unclaimed", n);
+                    prop_assert_eq!(ok, !fails(n));
+                    status[n] = Some(Some(ok));
+                    if !g.nodes[n].tasks.is_empty() {
+                        in_flight -= 1;
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(in_flight, 0);
+        prop_assert!(run.peak_in_flight <= workers.max(1));
 
         let ran = expected_runs(&g, &failing);
-        let want_started: Vec<usize> =
-            (0..g.nodes.len()).filter(|&n| ran[n] && !g.nodes[n].tasks.is_empty()).collect();
-        prop_assert_eq!(started, want_started);
+        let dispatched: Vec<usize> = (0..g.nodes.len()).filter(|&n| status[n].is_some()).collect();
+        let want: Vec<usize> = (0..g.nodes.len()).filter(|&n| ran[n]).collect();
+        prop_assert_eq!(dispatched, want);
         let want_incomplete: Vec<usize> = (0..g.nodes.len()).filter(|&n| !ran[n]).collect();
-        prop_assert_eq!(&outcome.incomplete, &want_incomplete);
-        for (n, err) in &outcome.errors {
-            prop_assert_eq!(n, err);
-        }
+        prop_assert_eq!(&run.incomplete, &want_incomplete);
+        let want_errors: Vec<(usize, usize)> =
+            (0..g.nodes.len()).filter(|&n| ran[n] && fails(n)).map(|n| (n, n)).collect();
+        prop_assert_eq!(&run.errors, &want_errors);
         if failing.iter().all(|&t| t >= tasks.len()) {
-            prop_assert!(outcome.is_success());
+            prop_assert!(run.is_success());
         }
     }
 

@@ -1,6 +1,7 @@
-//! Running a graph: a pure scheduling state machine ([`Scheduler`]) and a
-//! scoped thread-pool driver ([`run_graph`]) with upstream `RunGraph`
-//! semantics.
+//! Running a graph: a pure scheduling state machine ([`Scheduler`]) with
+//! upstream `RunGraph` semantics. The operator's async executor
+//! (`operator::apply`) drives it; the tests drive it with a deterministic
+//! single-threaded simulation (`testutil::drive`).
 //!
 //! Rules (spec §1.9): a node is eligible when it has not been submitted yet
 //! and every one of its inputs finished without error; the lowest-index
@@ -9,9 +10,6 @@
 //! are reported as incomplete.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread;
 
 use super::TaskGraph;
 
@@ -26,8 +24,8 @@ enum State {
 
 /// Pure state machine deciding which node may run next.
 ///
-/// It performs no I/O and owns no threads, so a synchronous pool
-/// ([`run_graph`]) or an async operator can drive it: call
+/// It performs no I/O and owns no threads, so any driver can step it (the
+/// operator uses tokio tasks): call
 /// [`next_ready`](Self::next_ready) to claim work, [`finish`](Self::finish)
 /// when it is done, and stop when [`is_done`](Self::is_done).
 ///
@@ -167,218 +165,13 @@ impl<'g> Scheduler<'g> {
     }
 }
 
-/// What [`run_graph`] reports.
-#[derive(Debug)]
-pub struct RunOutcome<E> {
-    /// Errors returned by `run_node`, ordered by node index (as upstream).
-    pub errors: Vec<(usize, E)>,
-    /// Nodes that never ran (blocked by a failure, or canceled), in index
-    /// order, including empty anchor/spacer nodes.
-    pub incomplete: Vec<usize>,
-}
-
-impl<E> RunOutcome<E> {
-    /// True when every node ran and none failed.
-    pub fn is_success(&self) -> bool {
-        self.errors.is_empty() && self.incomplete.is_empty()
-    }
-
-    /// First task of the first incomplete node that has tasks.
-    ///
-    /// Empty nodes are skipped because they have no task to name (the
-    /// upstream revision that indexes `Tasks[0]` blindly would panic there).
-    pub fn first_incomplete_task(&self, graph: &TaskGraph) -> Option<usize> {
-        self.incomplete.iter().find_map(|&n| {
-            graph
-                .nodes
-                .get(n)
-                .and_then(|node| node.tasks.first().copied())
-        })
-    }
-
-    /// Upstream's synthetic error: only when no node failed but some work
-    /// was left undone, `<count> incomplete task nodes, beginning with <task>`.
-    pub fn incomplete_summary(
-        &self,
-        graph: &TaskGraph,
-        label: impl Fn(usize) -> String,
-    ) -> Option<String> {
-        if !self.errors.is_empty() {
-            return None;
-        }
-        let first = self.first_incomplete_task(graph)?;
-        Some(incomplete_message(self.incomplete.len(), &label(first)))
-    }
-}
-
-/// `<count> incomplete task nodes, beginning with <first_task>`, verbatim
-/// from upstream `RunGraph`.
-pub fn incomplete_message(count: usize, first_task: &str) -> String {
-    format!("{count} incomplete task nodes, beginning with {first_task}")
-}
-
-/// Runs every node of `graph` on `max(1, workers)` scoped threads.
-///
-/// `run_node` receives a node index and applies that node's tasks in order.
-/// An error blocks only the failed node's dependents; independent branches
-/// continue. Empty anchor/spacer nodes complete instantly without calling
-/// `run_node`. If `run_node` panics, its node counts as failed so the other
-/// workers drain normally, and the panic is re-raised once they have.
-pub fn run_graph<E: Send>(
-    graph: &TaskGraph,
-    workers: usize,
-    run_node: impl Fn(usize) -> Result<(), E> + Sync,
-) -> RunOutcome<E> {
-    run_graph_cancellable(graph, workers, &AtomicBool::new(false), run_node)
-}
-
-/// [`run_graph`] that stops dispatching new nodes once `cancel` is set
-/// (upstream: context cancellation). Running nodes finish normally (they
-/// may watch `cancel` themselves); undispatched nodes become incomplete.
-pub fn run_graph_cancellable<E: Send>(
-    graph: &TaskGraph,
-    workers: usize,
-    cancel: &AtomicBool,
-    run_node: impl Fn(usize) -> Result<(), E> + Sync,
-) -> RunOutcome<E> {
-    let pool = Pool::new(graph);
-    // More threads than nodes could never be busy.
-    let threads = workers.clamp(1, graph.nodes.len().max(1));
-    thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| pool.work(cancel, &run_node));
-        }
-    });
-    pool.into_outcome()
-}
-
-/// State shared by the worker threads.
-struct Pool<'g, E> {
-    shared: Mutex<Shared<'g, E>>,
-    wake: Condvar,
-}
-
-struct Shared<'g, E> {
-    scheduler: Scheduler<'g>,
-    errors: Vec<(usize, E)>,
-}
-
-impl<'g, E> Pool<'g, E> {
-    fn new(graph: &'g TaskGraph) -> Self {
-        let scheduler = Scheduler::new(graph);
-        let shared = Shared {
-            scheduler,
-            errors: Vec::new(),
-        };
-        Self {
-            shared: Mutex::new(shared),
-            wake: Condvar::new(),
-        }
-    }
-
-    /// Never panics on poisoning: the lock is never held while user code
-    /// runs, so the protected state is always consistent.
-    fn lock(&self) -> MutexGuard<'_, Shared<'g, E>> {
-        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// One worker: claim, run, record, until the graph is drained.
-    fn work(&self, cancel: &AtomicBool, run_node: &impl Fn(usize) -> Result<(), E>) {
-        while let Some(node) = self.claim(cancel) {
-            let claim = Claim {
-                pool: self,
-                node,
-                armed: true,
-            };
-            claim.complete(run_node(node));
-        }
-    }
-
-    /// Blocks until a node with tasks is claimed (`Some`) or the graph is
-    /// drained (`None`). Empty nodes are completed on the spot.
-    fn claim(&self, cancel: &AtomicBool) -> Option<usize> {
-        let mut shared = self.lock();
-        loop {
-            if cancel.load(Ordering::SeqCst) {
-                shared.scheduler.cancel();
-            }
-            if let Some(node) = shared.scheduler.next_ready() {
-                if has_tasks(shared.scheduler.graph(), node) {
-                    return Some(node);
-                }
-                shared.scheduler.finish(node, true);
-                continue;
-            }
-            if shared.scheduler.is_idle() {
-                self.wake.notify_all();
-                return None;
-            }
-            shared = self
-                .wake
-                .wait(shared)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
-    /// Stores a node's result (`None`: it panicked) and wakes waiters.
-    fn record(&self, node: usize, result: Option<Result<(), E>>) {
-        let mut shared = self.lock();
-        let ok = matches!(result, Some(Ok(())));
-        if let Some(Err(err)) = result {
-            shared.errors.push((node, err));
-        }
-        shared.scheduler.finish(node, ok);
-        drop(shared);
-        self.wake.notify_all();
-    }
-
-    fn into_outcome(self) -> RunOutcome<E> {
-        let shared = self
-            .shared
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        let incomplete = shared.scheduler.incomplete();
-        let mut errors = shared.errors;
-        errors.sort_by_key(|&(node, _)| node);
-        RunOutcome { errors, incomplete }
-    }
-}
-
-/// A claimed node; if dropped without [`complete`](Self::complete) (the
-/// worker is unwinding from a panic in `run_node`) it records a failure so
-/// the remaining workers do not wait for it forever.
-struct Claim<'p, 'g, E> {
-    pool: &'p Pool<'g, E>,
-    node: usize,
-    armed: bool,
-}
-
-impl<E> Claim<'_, '_, E> {
-    fn complete(mut self, result: Result<(), E>) {
-        self.armed = false;
-        self.pool.record(self.node, Some(result));
-    }
-}
-
-impl<E> Drop for Claim<'_, '_, E> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.pool.record(self.node, None);
-        }
-    }
-}
-
-fn has_tasks(graph: &TaskGraph, node: usize) -> bool {
-    graph.nodes.get(node).is_some_and(|n| !n.tasks.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
+    use std::cell::{Cell, RefCell};
+
     use super::*;
     use crate::graph::TaskNode;
-    use crate::graph::testutil::node;
-    use std::sync::atomic::AtomicUsize;
-    use std::time::Duration;
+    use crate::graph::testutil::{Event, Run, drive, node, oldest_first, seeded};
 
     /// A graph whose tasks are named by `names`, for upstream-style tables.
     struct Named {
@@ -401,30 +194,30 @@ mod tests {
         }
     }
 
-    /// Runs `g`, logging task names in completion order; `fail` picks the
+    /// Drives `g`, logging task names in completion order; `fail` picks the
     /// task that makes its node return an error (the task is not logged).
     fn run_logged(
         g: &Named,
         workers: usize,
-        cancel: &AtomicBool,
-        fail: impl Fn(&str) -> Option<String> + Sync,
-    ) -> (Vec<&'static str>, RunOutcome<String>) {
-        let log = Mutex::new(Vec::new());
-        let outcome = run_graph_cancellable(&g.graph, workers, cancel, |n| {
+        cancel: &Cell<bool>,
+        pick: impl FnMut(usize) -> usize,
+        fail: impl Fn(&str) -> Option<String>,
+    ) -> (Vec<&'static str>, Run<String>) {
+        let log = RefCell::new(Vec::new());
+        let run = drive(&g.graph, workers, cancel, pick, |n| {
             for &t in &g.graph.nodes[n].tasks {
-                thread::sleep(Duration::from_micros((t as u64 % 3) * 300));
                 if let Some(err) = fail(g.names[t]) {
                     return Err(err);
                 }
-                log.lock().unwrap().push(g.names[t]);
+                log.borrow_mut().push(g.names[t]);
             }
             Ok(())
         });
-        (log.into_inner().unwrap(), outcome)
+        (log.into_inner(), run)
     }
 
-    fn no_cancel() -> AtomicBool {
-        AtomicBool::new(false)
+    fn no_cancel() -> Cell<bool> {
+        Cell::new(false)
     }
 
     fn sorted(mut v: Vec<&'static str>) -> Vec<&'static str> {
@@ -436,12 +229,14 @@ mod tests {
         log.iter().position(|&x| x == name).unwrap()
     }
 
-    #[test]
-    fn tasks_executed_in_order() {
-        let g = named(&[(&["a", "b"], &[], &[])]);
-        let (log, outcome) = run_logged(&g, 0, &no_cancel(), |_| None);
-        assert_eq!(log, ["a", "b"]);
-        assert!(outcome.is_success());
+    fn dispatched<E>(run: &Run<E>) -> Vec<usize> {
+        let events = run.events.iter();
+        events
+            .filter_map(|e| match *e {
+                Event::Dispatch(n) => Some(n),
+                Event::Finish(..) => None,
+            })
+            .collect()
     }
 
     #[test]
@@ -453,14 +248,19 @@ mod tests {
             (&["a", "b"], &[], &[0, 1, 2]),
             (&["g"], &[2], &[]),
         ]);
-        for _ in 0..20 {
-            let (log, outcome) = run_logged(&g, 2, &no_cancel(), |_| None);
-            assert!(outcome.is_success());
+        for seed in 0..20 {
+            let (log, run) = run_logged(&g, 2, &no_cancel(), seeded(seed), |_| None);
+            assert!(run.is_success());
             assert_eq!(sorted(log.clone()), ["a", "b", "c", "d", "e", "f", "g"]);
             assert_eq!(&log[..2], ["a", "b"]);
             assert!(position(&log, "d") < position(&log, "e"));
             assert!(position(&log, "f") < position(&log, "g"));
+            assert!(run.peak_in_flight <= 2);
         }
+        // One worker: strictly the lowest-index eligible node each time.
+        let (log, run) = run_logged(&g, 1, &no_cancel(), oldest_first, |_| None);
+        assert_eq!(dispatched(&run), [3, 0, 1, 2, 4]);
+        assert_eq!(log, ["a", "b", "c", "d", "e", "f", "g"]);
     }
 
     /// Upstream "task error interrupts node processing".
@@ -472,15 +272,13 @@ mod tests {
             (&["a", "b"], &[], &[0, 1]),
             (&["e"], &[1], &[]),
         ]);
-        let fail = |t: &str| (t == "d").then(|| "error A".to_string());
-        let (log, outcome) = run_logged(&g, 2, &no_cancel(), fail);
-        assert_eq!(sorted(log), ["a", "b", "c"]);
-        assert_eq!(outcome.errors, vec![(1, "error A".to_string())]);
-        assert_eq!(outcome.incomplete, vec![3]);
-        assert_eq!(
-            outcome.incomplete_summary(&g.graph, |t| g.names[t].into()),
-            None
-        );
+        for seed in 0..8 {
+            let fail = |t: &str| (t == "d").then(|| "error A".to_string());
+            let (log, run) = run_logged(&g, 2, &no_cancel(), seeded(seed), fail);
+            assert_eq!(sorted(log), ["a", "b", "c"]);
+            assert_eq!(run.errors, vec![(1, "error A".to_string())]);
+            assert_eq!(run.incomplete, vec![3]);
+        }
     }
 
     /// Upstream "task errors in parallel nodes both reported".
@@ -497,19 +295,19 @@ mod tests {
             (&["e"], &[3, 6], &[]),
             (&["f"], &[1], &[]),
         ]);
-        let fail = |t: &str| matches!(t, "c1" | "f").then(|| format!("error - {t}"));
-        let (log, outcome) = run_logged(&g, 2, &no_cancel(), fail);
-        assert_eq!(sorted(log), ["a", "b", "d1", "d2", "d3"]);
-        let errors: Vec<(usize, &str)> = outcome
-            .errors
-            .iter()
-            .map(|(n, e)| (*n, e.as_str()))
-            .collect();
-        assert_eq!(errors, [(2, "error - c1"), (8, "error - f")]);
-        assert_eq!(outcome.incomplete, vec![3, 7]);
+        for seed in 0..8 {
+            let fail = |t: &str| matches!(t, "c1" | "f").then(|| format!("error - {t}"));
+            let (log, run) = run_logged(&g, 2, &no_cancel(), seeded(seed), fail);
+            assert_eq!(sorted(log), ["a", "b", "d1", "d2", "d3"]);
+            let errors: Vec<(usize, &str)> =
+                run.errors.iter().map(|(n, e)| (*n, e.as_str())).collect();
+            assert_eq!(errors, [(2, "error - c1"), (8, "error - f")]);
+            assert_eq!(run.incomplete, vec![3, 7]);
+        }
     }
 
-    /// Upstream "mid-task cancellation error interrupts node processing".
+    /// Upstream "mid-task cancellation error interrupts node processing":
+    /// `d` fails and cancels while `c` is still in flight; `c` still finishes.
     #[test]
     fn cancellation_error_from_a_node() {
         let g = named(&[
@@ -521,66 +319,47 @@ mod tests {
         let cancel = no_cancel();
         let fail = |t: &str| {
             (t == "d").then(|| {
-                cancel.store(true, Ordering::SeqCst);
+                cancel.set(true);
                 "context canceled".to_string()
             })
         };
-        let (log, outcome) = run_logged(&g, 2, &cancel, fail);
-        assert!(!log.contains(&"e"));
-        assert_eq!(outcome.errors, vec![(1, "context canceled".to_string())]);
-        assert!(outcome.incomplete.contains(&3));
+        let newest_first = |n: usize| n - 1;
+        let (log, run) = run_logged(&g, 2, &cancel, newest_first, fail);
+        assert_eq!(log, ["a", "b", "c"]);
+        assert_eq!(run.errors, vec![(1, "context canceled".to_string())]);
+        assert_eq!(run.incomplete, vec![3]);
     }
 
     /// Upstream "cancelation without task errors is reported".
     #[test]
-    fn cancellation_without_errors_reports_incomplete() {
+    fn cancellation_without_errors_leaves_undispatched_incomplete() {
         let g = named(&[(&["a"], &[], &[1]), (&["b"], &[0], &[])]);
         let cancel = no_cancel();
         let fail = |t: &str| {
             assert_ne!(t, "b", "task b should never run");
-            cancel.store(true, Ordering::SeqCst);
+            cancel.set(true);
             None
         };
-        let (log, outcome) = run_logged(&g, 1, &cancel, fail);
+        let (log, run) = run_logged(&g, 1, &cancel, oldest_first, fail);
         assert_eq!(log, ["a"]);
-        assert!(outcome.errors.is_empty());
-        assert_eq!(outcome.incomplete, vec![1]);
-        assert_eq!(
-            outcome
-                .incomplete_summary(&g.graph, |t| g.names[t].into())
-                .as_deref(),
-            Some("1 incomplete task nodes, beginning with b")
-        );
+        assert!(run.errors.is_empty());
+        assert_eq!(run.incomplete, vec![1]);
     }
 
     #[test]
-    fn incomplete_message_is_verbatim() {
-        assert_eq!(
-            incomplete_message(1, "configmap \"default/b\" (0 of 0)"),
-            "1 incomplete task nodes, beginning with configmap \"default/b\" (0 of 0)"
-        );
-    }
-
-    #[test]
-    fn incomplete_summary_skips_empty_nodes_but_counts_them() {
-        // 0 fails nothing; cancel before anything runs: all three incomplete.
+    fn cancel_before_start_leaves_everything_incomplete_in_index_order() {
+        // Empty anchor/spacer nodes count as incomplete too, as upstream's count does.
         let g = TaskGraph {
             nodes: vec![
                 node(&[], &[], &[1]),
                 node(&[], &[0], &[2]),
                 node(&[7], &[1], &[]),
+                node(&[8], &[], &[]),
             ],
         };
-        let cancel = AtomicBool::new(true);
-        let outcome = run_graph_cancellable(&g, 4, &cancel, |_| Ok::<(), ()>(()));
-        assert_eq!(outcome.incomplete, vec![0, 1, 2]);
-        assert_eq!(outcome.first_incomplete_task(&g), Some(7));
-        assert_eq!(
-            outcome
-                .incomplete_summary(&g, |t| format!("task {t}"))
-                .as_deref(),
-            Some("3 incomplete task nodes, beginning with task 7")
-        );
+        let run = drive(&g, 4, &Cell::new(true), oldest_first, |_| Ok::<(), ()>(()));
+        assert!(run.events.is_empty());
+        assert_eq!(run.incomplete, vec![0, 1, 2, 3]);
     }
 
     #[test]
@@ -637,7 +416,7 @@ mod tests {
     }
 
     #[test]
-    fn empty_nodes_run_instantly_without_run_node() {
+    fn empty_nodes_complete_at_once() {
         let g = TaskGraph {
             nodes: vec![
                 node(&[], &[], &[1, 2]),
@@ -647,20 +426,21 @@ mod tests {
                 node(&[2], &[3], &[]),
             ],
         };
-        let calls = Mutex::new(Vec::new());
-        let outcome = run_graph(&g, 3, |n| {
-            calls.lock().unwrap().push(n);
+        let calls = RefCell::new(Vec::new());
+        let run = drive(&g, 3, &no_cancel(), oldest_first, |n| {
+            calls.borrow_mut().push(n);
             Ok::<(), ()>(())
         });
-        assert!(outcome.is_success());
-        let mut calls = calls.into_inner().unwrap();
-        assert_eq!(calls.pop(), Some(4));
-        calls.sort_unstable();
-        assert_eq!(calls, vec![1, 2]);
+        assert!(run.is_success());
+        assert_eq!(calls.into_inner(), [1, 2, 4]);
+        use Event::{Dispatch as D, Finish as F};
+        let want = [D(0), F(0, true), D(1), D(2), F(1, true), F(2, true)];
+        assert_eq!(run.events[..6], want);
+        assert_eq!(run.events[6..], [D(3), F(3, true), D(4), F(4, true)]);
     }
 
     /// Highest number of simultaneously running nodes for `workers`.
-    fn peak_concurrency(workers: usize) -> usize {
+    fn peak_in_flight(workers: usize) -> usize {
         let g = TaskGraph {
             nodes: (0..8)
                 .map(|t| TaskNode {
@@ -669,48 +449,27 @@ mod tests {
                 })
                 .collect(),
         };
-        let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let outcome = run_graph(&g, workers, |_| {
-            let current = now.fetch_add(1, Ordering::SeqCst) + 1;
-            peak.fetch_max(current, Ordering::SeqCst);
-            thread::sleep(Duration::from_millis(5));
-            now.fetch_sub(1, Ordering::SeqCst);
-            Ok::<(), ()>(())
-        });
-        assert!(outcome.is_success());
-        peak.into_inner()
+        let run = drive(&g, workers, &no_cancel(), seeded(7), |_| Ok::<(), ()>(()));
+        assert!(run.is_success());
+        run.peak_in_flight
     }
 
     #[test]
-    fn zero_workers_means_one() {
-        assert_eq!(peak_concurrency(0), 1);
-        assert_eq!(peak_concurrency(1), 1);
-        assert!(peak_concurrency(3) <= 3);
+    fn at_most_workers_in_flight_and_zero_means_one() {
+        assert_eq!(peak_in_flight(0), 1);
+        assert_eq!(peak_in_flight(1), 1);
+        assert_eq!(peak_in_flight(3), 3);
+        assert_eq!(peak_in_flight(8), 8);
+        assert_eq!(peak_in_flight(20), 8);
     }
 
     #[test]
     fn empty_graph_and_single_empty_node() {
-        let outcome = run_graph(&TaskGraph::default(), 4, |_| Err("never"));
-        assert!(outcome.is_success());
-        let outcome = run_graph(&TaskGraph::new(0), 4, |_| Err("never"));
-        assert!(outcome.is_success());
-    }
-
-    #[test]
-    fn panicking_node_does_not_hang_the_pool() {
-        let g = named(&[(&["a"], &[], &[1]), (&["b"], &[0], &[]), (&["c"], &[], &[])]);
-        let ran_c = AtomicBool::new(false);
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_graph(&g.graph, 2, |n| {
-                match g.names[g.graph.nodes[n].tasks[0]] {
-                    "a" => panic!("boom"),
-                    "b" => unreachable!("b depends on a"),
-                    _ => ran_c.store(true, Ordering::SeqCst),
-                }
-                Ok::<(), ()>(())
-            })
-        }));
-        assert!(result.is_err(), "the panic is propagated");
-        assert!(ran_c.load(Ordering::SeqCst), "independent work still ran");
+        let never = |_| Err("never");
+        let run = drive(&TaskGraph::default(), 4, &no_cancel(), oldest_first, never);
+        assert!(run.is_success() && run.events.is_empty());
+        let run = drive(&TaskGraph::new(0), 4, &no_cancel(), oldest_first, never);
+        assert!(run.is_success());
+        assert_eq!(run.events, [Event::Dispatch(0), Event::Finish(0, true)]);
     }
 }
