@@ -665,3 +665,28 @@ fn a_missing_kubeconfig_is_said_once() {
         "error: cannot read kubeconfig /nonexistent/kubeconfig: No such file or directory (os error 2)"
     );
 }
+
+#[test]
+fn a_registry_failure_says_why() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cache = tempfile::tempdir().unwrap();
+    let err = failure(
+        cvo()
+            .args([
+                "payload",
+                "info",
+                &format!("127.0.0.1:{port}/cvo/release:4.18.0"),
+            ])
+            .arg("--cache-dir")
+            .arg(cache.path()),
+    );
+    assert!(err.contains("error sending request for url"), "{err}");
+    assert!(
+        err.contains("Connection refused"),
+        "the cause is named: {err}"
+    );
+}

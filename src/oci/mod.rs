@@ -90,13 +90,7 @@ impl Platform {
 
     /// The platform `cvo` runs on, in OCI (Go) names.
     pub fn running() -> Platform {
-        let architecture = match std::env::consts::ARCH {
-            "x86_64" => "amd64",
-            "aarch64" => "arm64",
-            "powerpc64" => "ppc64le",
-            "x86" => "386",
-            other => other,
-        };
+        let architecture = crate::payload::metadata::running_architecture();
         Platform {
             os: std::env::consts::OS.to_string(),
             architecture: architecture.to_string(),

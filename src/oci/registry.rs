@@ -320,7 +320,7 @@ fn net_err(
     let what = format!("{what} {reference}");
     let anonymous = matches!(auth, RegistryAuth::Anonymous);
     move |e| {
-        let text = e.to_string();
+        let text = with_causes(&e);
         let hint = if anonymous
             && (text.contains("authorized") || text.contains("401") || text.contains("denied"))
         {
@@ -339,6 +339,24 @@ fn net_err(
         };
         OciError::Invalid(format!("{what}: {text}{hint}"))
     }
+}
+
+/// An error with its causes (`error sending request for url (…): client error (Connect):
+/// tcp connect error: Connection refused (os error 111)`): the outer text alone hides whether
+/// the registry refused the connection, its name did not resolve or TLS failed. A cause whose
+/// text its parent already shows is not repeated.
+fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        let part = next.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = next.source();
+    }
+    text
 }
 
 /// Runs a future on a fresh runtime on its own thread (callers may already be inside one).

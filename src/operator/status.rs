@@ -18,6 +18,7 @@ use crate::cluster::{
 };
 use crate::include::ComponentOverride;
 use crate::manifest::go_quote;
+use crate::payload::metadata::running_architecture;
 
 /// `MaxHistory`.
 pub const MAX_HISTORY: usize = 100;
@@ -282,7 +283,12 @@ fn release_accepted(load: &PayloadLoad, desired: &Release) -> (&'static str, &'s
                 "Payload loaded version={} image={} architecture={}",
                 field(&desired.version),
                 field(&desired.image),
-                field(&desired.architecture),
+                // Upstream `Update.Architecture`: the release's, else `runtime.GOARCH`.
+                q(desired
+                    .architecture
+                    .as_deref()
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or(running_architecture())),
             ),
         ),
         PayloadLoad::Reverted(u) => (
@@ -1970,5 +1976,36 @@ mod tests {
         let h = merge_history(partial, &desired("4.18.0", "img@sha256:1"), false, &t(T1));
         assert_eq!(h.len(), MAX_HISTORY);
         assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.98"));
+    }
+
+    #[test]
+    fn a_release_without_architecture_is_accepted_for_the_running_one() {
+        let caps = ClusterCapabilities::default();
+        let multi = next_status(StatusInput {
+            desired: Release {
+                architecture: Some("Multi".into()),
+                ..desired("4.18.0", "img@sha256:1")
+            },
+            ..input(None, &caps, T0, Progress::default())
+        });
+        assert!(
+            msg(&multi, "ReleaseAccepted")
+                .2
+                .ends_with(r#"architecture="Multi""#),
+            "{:?}",
+            msg(&multi, "ReleaseAccepted")
+        );
+        let none = next_status(StatusInput {
+            desired: Release {
+                architecture: None,
+                ..desired("4.18.0", "img@sha256:1")
+            },
+            ..input(None, &caps, T0, Progress::default())
+        });
+        let want = format!(r#"architecture="{}""#, running_architecture());
+        assert!(msg(&none, "ReleaseAccepted").2.ends_with(&want));
+        assert_ne!(running_architecture(), "x86_64", "Go's names, not Rust's");
+        // The status keeps the release as its metadata has it.
+        assert_eq!(none.desired.as_ref().unwrap().architecture, None);
     }
 }

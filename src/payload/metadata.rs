@@ -168,6 +168,18 @@ fn images(stream: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The architecture this binary runs on, named as Go's `runtime.GOARCH` (what upstream
+/// reports when a release names none, and what image indexes call platforms).
+pub fn running_architecture() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "powerpc64" => "ppc64le",
+        "x86" => "386",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 //! parsing files on all cores. Inclusion is not applied at load: [`Payload::evaluate`] gives
 //! every document's verdict, so `explain` can show why a document is left out.
 
-mod metadata;
+pub mod metadata;
 pub mod source;
 pub mod template;
 
