@@ -13,6 +13,7 @@ use crate::include::{
     KNOWN_FEATURE_SETS, MAJOR_VERSION_ANNOTATION, PROFILE_ANNOTATION_PREFIX, include,
 };
 use crate::manifest::{CAPABILITY_ANNOTATION, DELETE_ANNOTATION, Manifest, go_quote};
+use crate::suggest::suggest;
 
 /// The value payload FeatureGate manifests carry so that the CVO leaves them to the config
 /// operator.
@@ -319,48 +320,6 @@ fn major_version(doc: &Doc, major: Option<u64>) -> Option<Finding> {
     Some(on_key(doc, code, MAJOR_VERSION_ANNOTATION, exclusion.to_string()).help(help))
 }
 
-/// The closest candidate: the same name in other case, else the only one it abbreviates,
-/// else one a few edits away.
-pub(crate) fn suggest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    if let Some(same) = candidates.iter().find(|c| c.eq_ignore_ascii_case(name)) {
-        return Some(same);
-    }
-    let lower = name.to_lowercase();
-    let extending: Vec<&str> = candidates
-        .iter()
-        .copied()
-        .filter(|c| lower.len() >= 4 && c.to_lowercase().starts_with(&lower))
-        .collect();
-    if let [only] = extending[..] {
-        return Some(only);
-    }
-    let limit = (name.chars().count() / 3).max(2);
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&lower, &c.to_lowercase()), *c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,14 +570,5 @@ mod tests {
             got[0].3,
             r#"invalid included major version "x" in annotation: strconv.ParseUint: parsing "x": invalid syntax"#
         );
-    }
-
-    #[test]
-    fn suggestions() {
-        assert_eq!(suggest("storage", &["Storage", "Console"]), Some("Storage"));
-        assert_eq!(suggest("Consol", &["Storage", "Console"]), Some("Console"));
-        assert_eq!(suggest("Networking", &["Storage", "Console"]), None);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }
