@@ -137,23 +137,27 @@ fn capabilities(doc: &Doc, known: &BTreeSet<Capability>) -> Vec<Finding> {
 }
 
 /// Upstream tolerates unknown names on purpose: a component annotates its manifests before
-/// openshift/api learns the name, and presubmit CI then shows the capability disabled.
+/// openshift/api learns the name, and presubmit CI then shows the capability disabled. A near
+/// miss of a known name is not such a name but a typo that excludes the document everywhere.
 fn unknown_capability(doc: &Doc, name: &str, known: &BTreeSet<Capability>) -> Finding {
     let candidates: Vec<&str> = known.iter().map(Capability::as_str).collect();
-    let help = match suggest(name, &candidates) {
-        Some(s) => format!("did you mean {s}? Names are case-sensitive"),
-        None => format!(
+    let (line, column) = locate::key(&doc.manifest, CAPABILITY_ANNOTATION);
+    let message = format!("unrecognized capability names: {name}");
+    let finding = match suggest(name, &candidates) {
+        Some(near) => Finding::new(
+            Code::MisspelledCapability,
+            &*doc.path,
+            format!("{message}: a near miss of {near}, so the CVO excludes this document on every cluster"),
+        )
+        .help(format!(
+            "did you mean {near}? Names are case-sensitive. If {name} really is a new capability, declare it in capabilities.knownCapabilities of an --inclusion file"
+        )),
+        None => Finding::new(Code::UnknownCapability, &*doc.path, message).help(format!(
             "fine while the capability is being introduced (the CVO excludes the document until openshift/api knows the name); known capabilities: {}",
             candidates.join(", ")
-        ),
+        )),
     };
-    on_key(
-        doc,
-        Code::UnknownCapability,
-        CAPABILITY_ANNOTATION,
-        format!("unrecognized capability names: {name}"),
-    )
-    .help(help)
+    finding.at(line, column)
 }
 
 fn feature_set_and_gate(doc: &Doc) -> Vec<Finding> {
@@ -396,26 +400,49 @@ mod tests {
         assert_eq!(
             (got[0].0, got[0].1, got[0].2, got[0].3.as_str()),
             (
-                Code::UnknownCapability,
+                Code::MisspelledCapability,
                 7,
                 5,
-                "unrecognized capability names: console"
+                "unrecognized capability names: console: a near miss of Console, so the CVO excludes this document on every cluster"
             )
         );
-        assert_eq!(got[0].4, "did you mean Console? Names are case-sensitive");
+        assert!(
+            got[0]
+                .4
+                .starts_with("did you mean Console? Names are case-sensitive."),
+            "{}",
+            got[0].4
+        );
+        assert_eq!(
+            (got[1].0, got[1].1, got[1].2),
+            (Code::UnknownCapability, 7, 5)
+        );
         assert!(
             got[1]
                 .4
                 .starts_with("fine while the capability is being introduced")
         );
-        assert_eq!(
-            found(
-                CM,
-                &[(SMHA, "\"true\""), (CAPABILITY_ANNOTATION, "MachinAPI")]
-            )[0]
-            .4,
-            "did you mean MachineAPI? Names are case-sensitive"
-        );
+        // Near misses of every kind are errors; a new name is a warning.
+        let cases: &[(&str, Code, usize)] = &[
+            ("MachinAPI", Code::MisspelledCapability, 5),
+            ("CONSOLE", Code::MisspelledCapability, 5),
+            ("Consle", Code::MisspelledCapability, 5),
+            ("\"Console+Insight\"", Code::MisspelledCapability, 5),
+            ("Insights+Networking", Code::UnknownCapability, 5),
+            ("Networking", Code::UnknownCapability, 5),
+        ];
+        for (value, code, column) in cases {
+            let got = found(CM, &[(SMHA, "\"true\""), (CAPABILITY_ANNOTATION, value)]);
+            assert_eq!(
+                got.iter().map(|g| (g.0, g.1, g.2)).collect::<Vec<_>>(),
+                vec![(*code, 7, *column)],
+                "{value}"
+            );
+            assert_eq!(
+                code.severity() == crate::validate::Severity::Error,
+                *code == Code::MisspelledCapability
+            );
+        }
     }
 
     #[test]

@@ -30,7 +30,8 @@
 //! | `redundant-key` | warning | a key repeated in one mapping with the same value: nothing is lost, but strict YAML tools reject it |
 //! | `duplicate-resource` | error | one resource twice in a file (the CVO rejects the file), or in two files that some cluster includes together (upstream does not notice) |
 //! | `annotations-not-strings` | error | an annotation value that is not a string: the CVO then sees no annotations at all and never applies the document |
-//! | `unknown-capability` | warning | a capability name this CVO does not know, with "did you mean" |
+//! | `misspelled-capability` | error | a capability name this CVO does not know that is a near miss of one it knows (`Consle`, `console`): the document is excluded on every cluster |
+//! | `unknown-capability` | warning | a capability name this CVO does not know and that is near none it knows: fine while openshift/api learns it |
 //! | `empty-capability` | error | an empty `+`-separated part of `capability.openshift.io/name`: a name no capability can have |
 //! | `feature-set-and-gate` | error | both `release.openshift.io/feature-set` and `release.openshift.io/feature-gate` |
 //! | `unknown-feature-set` | error | a feature-set value that is not a known feature set |
@@ -121,6 +122,7 @@ pub enum Code {
     RedundantKey,
     DuplicateResource,
     AnnotationsNotStrings,
+    MisspelledCapability,
     UnknownCapability,
     EmptyCapability,
     FeatureSetAndGate,
@@ -145,7 +147,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 34] = [
+    pub const ALL: [Code; 35] = [
         Code::UnreadableFile,
         Code::IgnoredFile,
         Code::IgnoredDirectory,
@@ -159,6 +161,7 @@ impl Code {
         Code::RedundantKey,
         Code::DuplicateResource,
         Code::AnnotationsNotStrings,
+        Code::MisspelledCapability,
         Code::UnknownCapability,
         Code::EmptyCapability,
         Code::FeatureSetAndGate,
@@ -197,6 +200,7 @@ impl Code {
             Code::RedundantKey => "redundant-key",
             Code::DuplicateResource => "duplicate-resource",
             Code::AnnotationsNotStrings => "annotations-not-strings",
+            Code::MisspelledCapability => "misspelled-capability",
             Code::UnknownCapability => "unknown-capability",
             Code::EmptyCapability => "empty-capability",
             Code::FeatureSetAndGate => "feature-set-and-gate",
