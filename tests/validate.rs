@@ -140,14 +140,14 @@ fn annotations() {
             row(
                 "misspelled-capability",
                 &rm("01_capabilities"),
-                Some((8, 5))
+                Some((8, 35))
             ),
             row(
                 "misspelled-capability",
                 &rm("01_capabilities"),
-                Some((8, 5))
+                Some((8, 43))
             ),
-            row("unknown-capability", &rm("01_capabilities"), Some((8, 5))),
+            row("unknown-capability", &rm("01_capabilities"), Some((8, 50))),
             row("empty-capability", &rm("01_capabilities"), Some((17, 5))),
             row("feature-set-and-gate", &rm("02_features"), Some((9, 5))),
             row("unknown-feature-set", &rm("02_features"), Some((18, 5))),
@@ -191,7 +191,7 @@ fn capability_consistency() {
             row(
                 "partial-capability",
                 &rm("console-operator_04_clusterrole"),
-                Some((1, 1))
+                Some((2, 1))
             ),
             row(
                 "namespace-capability",
@@ -284,25 +284,25 @@ fn text_output_snapshot() {
     assert_eq!(out, ANNOTATIONS_TEXT);
 }
 
-const ANNOTATIONS_TEXT: &str = r#"error[misspelled-capability]: unrecognized capability names: Consle: a near miss of Console, so the CVO excludes this document on every cluster
- --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:5
+const ANNOTATIONS_TEXT: &str = r#"error[misspelled-capability]: unrecognized capability names: console: a near miss of Console, so the CVO excludes this document on every cluster
+ --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:35
   |
 8 |     capability.openshift.io/name: console+Consle+NoSuchThing
-  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-  = help: did you mean Console? Names are case-sensitive. If Consle really is a new capability, declare it in capabilities.knownCapabilities of an --inclusion file
-
-error[misspelled-capability]: unrecognized capability names: console: a near miss of Console, so the CVO excludes this document on every cluster
- --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:5
-  |
-8 |     capability.openshift.io/name: console+Consle+NoSuchThing
-  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |                                   ^^^^^^^
   = help: did you mean Console? Names are case-sensitive. If console really is a new capability, declare it in capabilities.knownCapabilities of an --inclusion file
 
-warning[unknown-capability]: unrecognized capability names: NoSuchThing
- --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:5
+error[misspelled-capability]: unrecognized capability names: Consle: a near miss of Console, so the CVO excludes this document on every cluster
+ --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:43
   |
 8 |     capability.openshift.io/name: console+Consle+NoSuchThing
-  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |                                           ^^^^^^
+  = help: did you mean Console? Names are case-sensitive. If Consle really is a new capability, declare it in capabilities.knownCapabilities of an --inclusion file
+
+warning[unknown-capability]: unrecognized capability names: NoSuchThing
+ --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:50
+  |
+8 |     capability.openshift.io/name: console+Consle+NoSuchThing
+  |                                                  ^^^^^^^^^^^
   = help: fine while the capability is being introduced (the CVO excludes the document until openshift/api knows the name); known capabilities: Build, CSISnapshot, CloudControllerManager, CloudCredential, ClusterAPI, CompatibilityRequirements, Console, DeploymentConfig, ImageRegistry, Ingress, Insights, MachineAPI, NodeTuning, OperatorLifecycleManager, OperatorLifecycleManagerV1, Storage, baremetal, marketplace, openshift-samples
 
 error[empty-capability]: capability.openshift.io/name=Console++Insights has an empty capability name: the CVO reports "unrecognized capability names: " and never applies this document

@@ -141,7 +141,7 @@ fn capabilities(doc: &Doc, known: &BTreeSet<Capability>) -> Vec<Finding> {
 /// miss of a known name is not such a name but a typo that excludes the document everywhere.
 fn unknown_capability(doc: &Doc, name: &str, known: &BTreeSet<Capability>) -> Finding {
     let candidates: Vec<&str> = known.iter().map(Capability::as_str).collect();
-    let (line, column) = locate::key(&doc.manifest, CAPABILITY_ANNOTATION);
+    let (line, column) = locate::value_part(&doc.manifest, CAPABILITY_ANNOTATION, name);
     let message = format!("unrecognized capability names: {name}");
     let finding = match suggest(name, &candidates) {
         Some(near) => Finding::new(
@@ -402,7 +402,7 @@ mod tests {
             (
                 Code::MisspelledCapability,
                 7,
-                5,
+                35,
                 "unrecognized capability names: console: a near miss of Console, so the CVO excludes this document on every cluster"
             )
         );
@@ -415,21 +415,22 @@ mod tests {
         );
         assert_eq!(
             (got[1].0, got[1].1, got[1].2),
-            (Code::UnknownCapability, 7, 5)
+            (Code::UnknownCapability, 7, 43)
         );
         assert!(
             got[1]
                 .4
                 .starts_with("fine while the capability is being introduced")
         );
-        // Near misses of every kind are errors; a new name is a warning.
+        // Near misses of every kind are errors; a new name is a warning; positions are on
+        // the name inside the value, quoted or not.
         let cases: &[(&str, Code, usize)] = &[
-            ("MachinAPI", Code::MisspelledCapability, 5),
-            ("CONSOLE", Code::MisspelledCapability, 5),
-            ("Consle", Code::MisspelledCapability, 5),
-            ("\"Console+Insight\"", Code::MisspelledCapability, 5),
-            ("Insights+Networking", Code::UnknownCapability, 5),
-            ("Networking", Code::UnknownCapability, 5),
+            ("MachinAPI", Code::MisspelledCapability, 35),
+            ("CONSOLE", Code::MisspelledCapability, 35),
+            ("Consle", Code::MisspelledCapability, 35),
+            ("\"Console+Insight\"", Code::MisspelledCapability, 44),
+            ("Insights+Networking", Code::UnknownCapability, 44),
+            ("Networking", Code::UnknownCapability, 35),
         ];
         for (value, code, column) in cases {
             let got = found(CM, &[(SMHA, "\"true\""), (CAPABILITY_ANNOTATION, value)]);
@@ -443,6 +444,21 @@ mod tests {
                 *code == Code::MisspelledCapability
             );
         }
+        // A name inside a longer one is not where it is written.
+        let got = found(
+            CM,
+            &[
+                (SMHA, "\"true\""),
+                (CAPABILITY_ANNOTATION, "Networking2+Networking"),
+            ],
+        );
+        assert_eq!(
+            got.iter().map(|g| (g.3.as_str(), g.2)).collect::<Vec<_>>(),
+            vec![
+                ("unrecognized capability names: Networking2", 35),
+                ("unrecognized capability names: Networking", 47)
+            ]
+        );
     }
 
     #[test]
@@ -533,6 +549,26 @@ mod tests {
                 &[("include.release.openshift.io/hypershift", "\"true\"")]
             )
             .is_empty()
+        );
+    }
+
+    /// A document's position is its first line of YAML, not a comment or a separator above it.
+    #[test]
+    fn document_positions_skip_comments() {
+        let docs = docs_of(&[(
+            "0000_10_a_x.yaml",
+            "# Copyright\n\n# more\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# second\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+        )]);
+        let got: Vec<(Code, Option<usize>, Option<usize>)> = check(&docs, &known(), None)
+            .into_iter()
+            .map(|f| (f.code, f.line, f.column))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Code::NoProfile, Some(4), Some(1)),
+                (Code::NoProfile, Some(10), Some(1))
+            ]
         );
     }
 
