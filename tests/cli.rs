@@ -230,7 +230,7 @@ fn install_config_and_cluster_version_inputs() {
         .code(1);
     assert!(
         String::from_utf8_lossy(&err.get_output().stderr)
-            .contains("unrecognized baselineCapabilitySet \"v9\"")
+            .contains("install-config.yaml: capabilities.baselineCapabilitySet: unrecognized capability set \"v9\"")
     );
 }
 
@@ -583,4 +583,269 @@ fn crds_prints_both_definitions() {
     let yaml = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert_eq!(yaml.matches("\n---\n").count(), 1, "{yaml}");
     assert!(yaml.contains("kind: ClusterOperator\n"), "{yaml}");
+}
+
+/// Runs cvo and returns its standard error, asserting exit code 1.
+fn fails(cmd: &mut Command) -> String {
+    let out = cmd.assert().code(1).get_output().clone();
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// An unknown capability, profile or feature set given on the command line is an error with
+/// the near miss and the valid values, for every command that takes one; nothing is written.
+#[test]
+fn unknown_inclusion_flag_values_are_errors() {
+    let cwd = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["explain", "--additional-capabilities", "Consle"],
+            &[
+                "error: --additional-capabilities: unknown capability \"Consle\" (did you mean Console?); valid values: baremetal, Console,",
+                "pass --allow-unknown-capabilities",
+            ],
+        ),
+        (
+            &["render", "--additional-capabilities", "Console,Consle,Foo"],
+            &["unknown capability \"Consle\" (did you mean Console?), \"Foo\"; valid values"],
+        ),
+        (
+            &["validate", "--additional-capabilities", "Consle"],
+            &["--additional-capabilities: unknown capability \"Consle\""],
+        ),
+        (
+            &[
+                "plan",
+                "--from",
+                "bundled",
+                "--to",
+                "bundled",
+                "--additional-capabilities",
+                "Consle,MachineAPI",
+            ],
+            &["--additional-capabilities: unknown capability \"Consle\""],
+        ),
+        (
+            &[
+                "plan",
+                "--from",
+                "bundled",
+                "--to",
+                "bundled",
+                "--implicitly-enabled",
+                "consle",
+            ],
+            &["--implicitly-enabled: unknown capability \"consle\" (did you mean Console?)"],
+        ),
+        (
+            &["capabilities", "--additional", "Consle"],
+            &["--additional: unknown capability \"Consle\" (did you mean Console?)"],
+        ),
+        (
+            &["capabilities", "--prior", "Insight"],
+            &["--prior: unknown capability \"Insight\" (did you mean Insights?)"],
+        ),
+        (
+            &["render", "--cluster-profile", "self-managed-ha"],
+            &[
+                "error: --cluster-profile: unknown cluster profile \"self-managed-ha\" (did you mean self-managed-high-availability?): no document of bundled:4.18.0 names it",
+                "valid values: self-managed-high-availability, single-node-developer, ibm-cloud-managed, hypershift",
+            ],
+        ),
+        (
+            &["validate", "--cluster-profile", "single-node"],
+            &["unknown cluster profile \"single-node\" (did you mean single-node-developer?)"],
+        ),
+        (
+            &["explain", "--feature-set", "TechPreview"],
+            &[
+                "error: --feature-set: unknown feature set \"TechPreview\" (did you mean TechPreviewNoUpgrade?); valid values: CustomNoUpgrade, Default, DevPreviewNoUpgrade, OKD, TechPreviewNoUpgrade",
+            ],
+        ),
+        (
+            &["graph", "--feature-set", "techpreviewnoupgrade"],
+            &["unknown feature set \"techpreviewnoupgrade\" (did you mean TechPreviewNoUpgrade?)"],
+        ),
+        (
+            &["hash", "--capabilities-baseline", "vcurrent"],
+            &[
+                "--capabilities-baseline: unrecognized capability set \"vcurrent\" (did you mean vCurrent?)",
+            ],
+        ),
+    ];
+    for (args, expected) in cases {
+        let err = fails(cvo().current_dir(cwd.path()).args(*args));
+        for e in *expected {
+            assert!(err.contains(e), "cvo {args:?}: expected {e:?} in:\n{err}");
+        }
+    }
+    let mut env = cvo();
+    env.current_dir(cwd.path())
+        .env("CLUSTER_PROFILE", "hypershfit")
+        .arg("explain");
+    assert!(fails(&mut env).contains(
+        "$CLUSTER_PROFILE: unknown cluster profile \"hypershfit\" (did you mean hypershift?)"
+    ));
+    assert!(!cwd.path().join("_output").exists(), "render wrote nothing");
+}
+
+/// The deliberate ways to name what this cvo does not know: the switch for capabilities, and
+/// profiles and feature sets the payload itself uses.
+#[test]
+fn deliberately_unknown_values_are_allowed() {
+    let json_rows = |args: &[&str], dir: &Path| {
+        json(
+            cvo()
+                .args(["explain", "-o", "json"])
+                .args(args)
+                .arg("--payload")
+                .arg(dir),
+        )
+    };
+    let dir = payload(&[
+        ("0000_10_a_x.yaml", GOOD),
+        (
+            "0000_10_b_x.yaml",
+            &GOOD.replace("name: good", "name: edge").replace(
+                "self-managed-high-availability",
+                "single-node-production-edge",
+            ),
+        ),
+    ]);
+    let rows = json_rows(
+        &[
+            "--additional-capabilities",
+            "NewThing",
+            "--allow-unknown-capabilities",
+        ],
+        dir.path(),
+    );
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    // A profile only this payload uses is a profile.
+    let rows = json_rows(
+        &["--cluster-profile", "single-node-production-edge"],
+        dir.path(),
+    );
+    assert_eq!(rows[1]["included"], true);
+    // Default is "" by its name too.
+    let rows = json_rows(&["--feature-set", "Default"], dir.path());
+    assert_eq!(rows[0]["included"], true);
+    let rows = json_rows(&["--feature-set", ""], dir.path());
+    assert_eq!(rows[0]["included"], true);
+    // An --inclusion file declares new names in knownCapabilities.
+    let file = dir.path().join("inclusion.json");
+    fs::write(
+        &file,
+        r#"{"capabilities": {"knownCapabilities": ["NewThing"], "enabledCapabilities": ["NewThing", "Console"]}}"#,
+    )
+    .unwrap();
+    json_rows(&["--inclusion", file.to_str().unwrap()], dir.path());
+}
+
+/// Values read from --inclusion, --install-config and --cluster-version files are checked the
+/// same way, and the error names the file and the field.
+#[test]
+fn unknown_values_in_files_name_the_file_and_field() {
+    let dir = payload(&[("0000_10_a_x.yaml", GOOD)]);
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        fs::write(&path, text).unwrap();
+        path
+    };
+    const CV: &str =
+        "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\n";
+    let cases: Vec<(&str, std::path::PathBuf, String)> = vec![
+        (
+            "--inclusion",
+            file("i1.json", r#"{"profile": "single-node"}"#),
+            "i1.json: profile: unknown cluster profile \"single-node\" (did you mean single-node-developer?)".into(),
+        ),
+        (
+            "--inclusion",
+            file("i2.json", r#"{"requiredFeatureSet": "TechPreview"}"#),
+            "i2.json: requiredFeatureSet: unknown feature set \"TechPreview\" (did you mean TechPreviewNoUpgrade?)".into(),
+        ),
+        (
+            "--inclusion",
+            file(
+                "i3.json",
+                r#"{"capabilities": {"knownCapabilities": ["Console"], "enabledCapabilities": ["Consle"]}}"#,
+            ),
+            "i3.json: capabilities.enabledCapabilities: unknown capability \"Consle\" (did you mean Console?)".into(),
+        ),
+        (
+            "--install-config",
+            file("ic1.yaml", "apiVersion: v1\nfeatureSet: TechPreview\n"),
+            "ic1.yaml: featureSet: unknown feature set \"TechPreview\" (did you mean TechPreviewNoUpgrade?)".into(),
+        ),
+        (
+            "--install-config",
+            file(
+                "ic2.yaml",
+                "capabilities:\n  baselineCapabilitySet: None\n  additionalEnabledCapabilities: [Consle]\n",
+            ),
+            "ic2.yaml: capabilities.additionalEnabledCapabilities: unknown capability \"Consle\" (did you mean Console?)".into(),
+        ),
+        (
+            "--install-config",
+            file("ic3.yaml", "capabilities:\n  baselineCapabilitySet: v4.1\n"),
+            "ic3.yaml: capabilities.baselineCapabilitySet: unrecognized capability set \"v4.1\"".into(),
+        ),
+        (
+            "--cluster-version",
+            file(
+                "cv1.yaml",
+                &format!("{CV}spec:\n  capabilities:\n    additionalEnabledCapabilities: [MachineApi]\n"),
+            ),
+            "cv1.yaml: spec.capabilities.additionalEnabledCapabilities: unknown capability \"MachineApi\" (did you mean MachineAPI?)".into(),
+        ),
+        (
+            "--cluster-version",
+            file(
+                "cv2.yaml",
+                &format!("{CV}spec:\n  capabilities:\n    baselineCapabilitySet: v4.99\n"),
+            ),
+            "cv2.yaml: spec.capabilities.baselineCapabilitySet: unrecognized capability set \"v4.99\"".into(),
+        ),
+        (
+            "--cluster-version",
+            file(
+                "cv3.yaml",
+                &format!("{CV}status:\n  capabilities:\n    enabledCapabilities: [Consle]\n"),
+            ),
+            "cv3.yaml: status.capabilities.enabledCapabilities: unknown capability \"Consle\"".into(),
+        ),
+    ];
+    for (flag, path, expected) in &cases {
+        let err = fails(
+            cvo()
+                .args(["explain", flag])
+                .arg(path)
+                .arg("--payload")
+                .arg(dir.path()),
+        );
+        assert!(
+            err.contains(expected.as_str()),
+            "{flag} {}: expected {expected:?} in:\n{err}",
+            path.display()
+        );
+        assert!(err.contains(&path.display().to_string()), "{err}");
+    }
+    // The switch lets a newer release's capability through, in files too.
+    let cv = dir.path().join("cv3.yaml");
+    stdout(
+        cvo()
+            .args([
+                "explain",
+                "--allow-unknown-capabilities",
+                "--cluster-version",
+            ])
+            .arg(&cv)
+            .arg("--payload")
+            .arg(dir.path()),
+    );
 }

@@ -34,6 +34,11 @@ pub struct PlanArgs {
 
 pub fn plan(args: PlanArgs) -> CliResult {
     args.inclusion.validate()?;
+    args.inclusion.check_capabilities(
+        "--implicitly-enabled",
+        &capability_list(&args.implicitly_enabled),
+        &crate::capability::Registry::standard(),
+    )?;
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
     let from = load_payload(
         &PayloadArgs {

@@ -192,6 +192,18 @@ impl Payload {
         self.release.as_ref().map(Release::major)
     }
 
+    /// The cluster profiles the payload's documents name (`include.release.openshift.io/<p>`),
+    /// sorted.
+    pub fn annotated_profiles(&self) -> BTreeSet<String> {
+        self.manifests
+            .iter()
+            .filter_map(|m| m.annotations.as_ref())
+            .flat_map(|a| a.keys())
+            .filter_map(|k| k.strip_prefix(crate::include::PROFILE_ANNOTATION_PREFIX))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Every document with its verdict under `config`, in load order.
     pub fn evaluate<'a>(&'a self, config: &InclusionConfig) -> Vec<Verdict<'a>> {
         self.manifests

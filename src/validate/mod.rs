@@ -69,20 +69,13 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::capability::{Capability, Registry};
-use crate::include::{DEFAULT_CLUSTER_PROFILE, KNOWN_FEATURE_SETS};
+use crate::include::KNOWN_FEATURE_SETS;
 use crate::manifest::{Manifest, ManifestDir};
 use crate::payload::{Layout, PayloadInput};
 
 pub use presence::Scope;
 
-/// The cluster profiles the validator knows. The first three are upstream's; `hypershift` is
-/// what HyperShift-hosted clusters run with, and 349 documents of a current payload carry it.
-pub const KNOWN_PROFILES: &[&str] = &[
-    DEFAULT_CLUSTER_PROFILE,
-    "single-node-developer",
-    "ibm-cloud-managed",
-    "hypershift",
-];
+pub use crate::include::KNOWN_PROFILES;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
