@@ -849,3 +849,55 @@ fn unknown_values_in_files_name_the_file_and_field() {
             .arg(dir.path()),
     );
 }
+
+/// A directory with no manifest file is not a payload: every command says what it expected and
+/// where payload roots are instead, and fails.
+#[test]
+fn a_directory_without_manifests_is_not_a_payload() {
+    let empty = tempfile::tempdir().unwrap();
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let err = fails(cvo().args(["validate", "--payload"]).arg(empty.path()));
+    assert!(
+        err.contains(
+            "no manifest file in this directory (*.yaml, *.yml or *.json); expected a payload root"
+        ),
+        "{err}"
+    );
+    let err = fails(
+        cvo()
+            .current_dir(repo)
+            .args(["validate", "--payload", "payloads"]),
+    );
+    assert!(
+        err.contains("did you mean --payload payloads/4.17.0 or --payload payloads/4.18.0?"),
+        "{err}"
+    );
+    let err = fails(
+        cvo()
+            .current_dir(repo)
+            .args(["explain", "--payload", "./payloads"]),
+    );
+    assert!(
+        err.contains("did you mean --payload ./payloads/4.17.0"),
+        "{err}"
+    );
+    let err = fails(
+        cvo()
+            .current_dir(repo)
+            .args(["explain", "--payload", "src"]),
+    );
+    assert!(
+        err.starts_with("error: payload src: no manifest file"),
+        "{err}"
+    );
+    assert!(!err.contains("did you mean"), "{err}");
+    let out = tempfile::tempdir().unwrap();
+    fails(
+        cvo()
+            .args(["render", "--payload"])
+            .arg(empty.path())
+            .arg("--output-dir")
+            .arg(out.path()),
+    );
+    assert!(!out.path().join("manifests").exists());
+}
