@@ -315,10 +315,12 @@ fn render_and_explain_run_clean_on_the_real_payload() {
             .arg(out.path()),
     );
     assert!(summary.contains("documents kept: 827 of 988"), "{summary}");
-    assert_eq!(
-        fs::read_dir(out.path().join("manifests")).unwrap().count(),
-        included_files.len()
-    );
+    let rendered: Vec<String> = fs::read_dir(out.path().join("manifests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != ".cvo-render")
+        .collect();
+    assert_eq!(rendered.len(), included_files.len());
     // A file whose documents are all kept is written byte for byte.
     let name = "0000_50_console-operator_01-oauth.yaml";
     if included_files.contains(name) {
@@ -900,4 +902,53 @@ fn a_directory_without_manifests_is_not_a_payload() {
             .arg(out.path()),
     );
     assert!(!out.path().join("manifests").exists());
+}
+
+/// `render` replaces its own output, never a directory holding files it did not write, unless
+/// `--force`.
+#[test]
+fn render_refuses_to_delete_files_it_did_not_write() {
+    let dir = payload(&[("0000_10_a_x.yaml", GOOD)]);
+    let out = tempfile::tempdir().unwrap();
+    let manifests = out.path().join("manifests");
+    let render = |extra: &[&str]| {
+        let mut cmd = cvo();
+        cmd.args(["render", "--payload"])
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(out.path())
+            .args(extra);
+        cmd
+    };
+    // An empty directory is fine.
+    fs::create_dir_all(&manifests).unwrap();
+    stdout(&mut render(&[]));
+    assert_eq!(
+        fs::read_to_string(manifests.join(".cvo-render")).unwrap(),
+        "# Written by `cvo render`, which replaces this directory when it renders again.\n0000_10_a_x.yaml\n"
+    );
+    // Its own output is replaced.
+    stdout(&mut render(&[]));
+    // A file the user put there is not deleted.
+    fs::write(manifests.join("my-extra.yaml"), "mine").unwrap();
+    let err = fails(&mut render(&[]));
+    assert!(
+        err.contains(&format!(
+            "error: {}: cvo render did not write 1 file(s) that rendering would delete: my-extra.yaml; move them away, choose another --output-dir, or pass --force",
+            manifests.display()
+        )),
+        "{err}"
+    );
+    assert!(manifests.join("my-extra.yaml").exists());
+    // A directory cvo did not write at all.
+    fs::remove_file(manifests.join(".cvo-render")).unwrap();
+    let err = fails(&mut render(&[]));
+    assert!(
+        err.contains("it was not written by cvo render (it has no .cvo-render marker) and holds 2 file(s) that rendering would delete: 0000_10_a_x.yaml, my-extra.yaml"),
+        "{err}"
+    );
+    // --force replaces it.
+    stdout(&mut render(&["--force"]));
+    assert!(!manifests.join("my-extra.yaml").exists());
+    assert!(manifests.join("0000_10_a_x.yaml").exists());
 }

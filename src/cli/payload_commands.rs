@@ -1,5 +1,6 @@
 //! `cvo render`, `cvo explain`, `cvo hash`.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,6 +27,10 @@ pub struct RenderArgs {
     /// original: documents as written; json: the CVO's raw JSON, as upstream render writes it.
     #[arg(long, value_enum, default_value_t = RenderFormat::Original)]
     pub format: RenderFormat,
+    /// Replace DIR/manifests even when it holds files cvo render did not write (they are
+    /// deleted).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
 }
@@ -99,9 +104,79 @@ pub fn render(args: RenderArgs) -> CliResult {
     };
     let rendering = render_payload(&payload, &config, format).map_err(anyhow::Error::from)?;
     let target = args.output_dir.join("manifests");
+    if !args.force {
+        check_replaceable(&target)?;
+    }
     write_rendering(&rendering, &target)?;
     print_render_summary(&payload, &rendering, &target);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The file `cvo render` writes into the manifests directory to mark it as its own: a comment,
+/// then the name of every file it wrote. The CVO and kubectl read only `.yaml`, `.yml` and
+/// `.json` files, so it is never applied.
+pub const RENDER_MARKER: &str = ".cvo-render";
+
+fn marker_text(rendering: &Rendering) -> String {
+    let mut text = String::from(
+        "# Written by `cvo render`, which replaces this directory when it renders again.\n",
+    );
+    for file in &rendering.files {
+        text.push_str(&file.name);
+        text.push('\n');
+    }
+    text
+}
+
+/// A previous rendering may be replaced; a directory holding anything `cvo render` did not
+/// write (no marker, or files the marker does not list) may not, without `--force`.
+fn check_replaceable(target: &Path) -> anyhow::Result<()> {
+    let entries = match fs::read_dir(target) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "{}: cannot read the output directory: {e}",
+                target.display()
+            ));
+        }
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != RENDER_MARKER)
+        .collect();
+    names.sort();
+    let (written, why) = match fs::read_to_string(target.join(RENDER_MARKER)) {
+        Ok(marker) => (
+            marker
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(str::to_string)
+                .collect(),
+            "cvo render did not write",
+        ),
+        Err(_) => (
+            BTreeSet::new(),
+            "it was not written by cvo render (it has no .cvo-render marker) and holds",
+        ),
+    };
+    let foreign: Vec<&String> = names.iter().filter(|n| !written.contains(*n)).collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    const SHOWN: usize = 5;
+    let mut list: Vec<&str> = foreign.iter().take(SHOWN).map(|n| n.as_str()).collect();
+    let more = format!("and {} more", foreign.len().saturating_sub(SHOWN));
+    if foreign.len() > SHOWN {
+        list.push(&more);
+    }
+    anyhow::bail!(
+        "{}: {why} {} file(s) that rendering would delete: {}; move them away, choose another --output-dir, or pass --force to replace the directory anyway",
+        target.display(),
+        foreign.len(),
+        list.join(", ")
+    )
 }
 
 /// Writes into a fresh sibling directory and swaps it in, so a failure never leaves a
@@ -115,11 +190,16 @@ fn write_rendering(rendering: &Rendering, target: &Path) -> anyhow::Result<()> {
     let _ = remove_dir(&staging);
     fs::create_dir_all(&staging)
         .with_context(|| format!("{}: cannot create", staging.display()))?;
-    let written = rendering.files.iter().try_for_each(|file| {
-        let path = staging.join(&file.name);
-        fs::write(&path, &file.contents)
-            .with_context(|| format!("{}: cannot write", path.display()))
-    });
+    let marker = marker_text(rendering);
+    let written = rendering
+        .files
+        .iter()
+        .map(|file| (file.name.as_str(), file.contents.as_str()))
+        .chain(std::iter::once((RENDER_MARKER, marker.as_str())))
+        .try_for_each(|(name, contents)| {
+            let path = staging.join(name);
+            fs::write(&path, contents).with_context(|| format!("{}: cannot write", path.display()))
+        });
     if let Err(e) = written {
         let _ = remove_dir(&staging);
         return Err(e);
