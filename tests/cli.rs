@@ -952,3 +952,29 @@ fn render_refuses_to_delete_files_it_did_not_write() {
     assert!(!manifests.join("my-extra.yaml").exists());
     assert!(manifests.join("0000_10_a_x.yaml").exists());
 }
+
+/// Every `-o/--output` says what its formats are.
+#[test]
+fn every_output_flag_is_described_in_help() {
+    // `apply -o` is left to the owners of `cvo apply`.
+    for command in [
+        &["explain"][..],
+        &["graph"],
+        &["capabilities"],
+        &["plan"],
+        &["crds"],
+        &["validate"],
+        &["payload", "info"],
+    ] {
+        let help = stdout(cvo().args(command).arg("--help"));
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("-o, --output"))
+            .unwrap_or_else(|| panic!("{command:?}: no -o in\n{help}"));
+        let description = line.split_once('>').map_or("", |(_, d)| d.trim());
+        assert!(
+            !description.is_empty() && !description.starts_with('['),
+            "{command:?}: -o has no description: {line:?}"
+        );
+    }
+}

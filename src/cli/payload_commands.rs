@@ -50,6 +50,7 @@ pub struct ExplainArgs {
     pub release_image: Option<String>,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
+    /// table: one aligned row per document; json: a list of documents with every field.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
     pub output: TableOrJson,
     /// Only these documents: metadata.name, file name, or kind/name.

@@ -28,6 +28,7 @@ pub struct PlanArgs {
     /// Print the unified diff of each updated manifest (JSON output always carries them).
     #[arg(long)]
     pub diff: bool,
+    /// table: a summary for people; json: the whole plan (see README.md).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
     pub output: TableOrJson,
 }
