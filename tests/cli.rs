@@ -953,6 +953,28 @@ fn render_refuses_to_delete_files_it_did_not_write() {
     assert!(manifests.join("0000_10_a_x.yaml").exists());
 }
 
+/// The explain table sizes its columns from the content, so long file names do not push the
+/// other columns out of line; counts are in English.
+#[test]
+fn explain_table_fits_its_content() {
+    let long = "0000_50_a-component-name-long-enough-to-overflow-seventy-characters_00_config.yaml";
+    let dir = payload(&[(long, GOOD)]);
+    let out = stdout(cvo().args(["explain", "--payload"]).arg(dir.path()));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    let file = format!("release-manifests/{long}#0");
+    assert_eq!(
+        lines[1],
+        format!(
+            "INCLUDED   {:<w$}   KIND        NAMESPACE/NAME   REASON",
+            "FILE#DOC",
+            w = file.len()
+        )
+    );
+    assert_eq!(lines[2], format!("yes        {file}   ConfigMap   ns/good"));
+    assert_eq!(lines[3], "# 1 document: 1 included, 0 excluded");
+}
+
 /// Every `-o/--output` says what its formats are.
 #[test]
 fn every_output_flag_is_described_in_help() {

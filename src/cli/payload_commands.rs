@@ -57,6 +57,32 @@ pub struct ExplainArgs {
     pub names: Vec<String>,
 }
 
+#[cfg(test)]
+mod tests {
+    use super::table;
+
+    #[test]
+    fn table_columns_fit_their_widest_cell() {
+        let s = |v: [&str; 3]| v.map(String::from);
+        let lines = table(
+            &s(["A", "LONG HEADER", "LAST"]),
+            &[
+                s(["wide cell", "x", "free text of any length"]),
+                s(["y", "z", ""]),
+            ],
+        );
+        assert_eq!(
+            lines,
+            [
+                "A           LONG HEADER   LAST",
+                "wide cell   x             free text of any length",
+                "y           z",
+            ]
+        );
+        assert!(table::<2>(&[String::new(), String::new()], &[]) == [""]);
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableOrJson {
     Table,
@@ -294,35 +320,64 @@ pub fn explain(args: ExplainArgs) -> CliResult {
 
 fn print_explain_table(payload: &Payload, rows: &[Explanation]) {
     outln!("# {} ({})", payload.origin, describe_release(payload));
-    outln!(
-        "{:<9} {:<70} {:<28} {:<60} REASON",
-        "INCLUDED",
-        "FILE#DOC",
-        "KIND",
-        "NAMESPACE/NAME"
-    );
-    for row in rows {
-        let object = if row.namespace.is_empty() {
-            row.name.clone()
-        } else {
-            format!("{}/{}", row.namespace, row.name)
-        };
-        outln!(
-            "{:<9} {:<70} {:<28} {:<60} {}",
-            if row.included { "yes" } else { "no" },
-            format!("{}/{}#{}", row.dir, row.file, row.index),
-            row.kind,
-            object,
-            row.reason.as_deref().unwrap_or("")
-        );
+    let header = ["INCLUDED", "FILE#DOC", "KIND", "NAMESPACE/NAME", "REASON"].map(String::from);
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|row| {
+            let object = if row.namespace.is_empty() {
+                row.name.clone()
+            } else {
+                format!("{}/{}", row.namespace, row.name)
+            };
+            [
+                if row.included { "yes" } else { "no" }.to_string(),
+                format!("{}/{}#{}", row.dir, row.file, row.index),
+                row.kind.clone(),
+                object,
+                row.reason.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    for line in table(&header, &cells) {
+        outln!("{line}");
     }
     let included = rows.iter().filter(|r| r.included).count();
     outln!(
-        "# {} documents: {} included, {} excluded",
+        "# {} {}: {} included, {} excluded",
         rows.len(),
+        if rows.len() == 1 {
+            "document"
+        } else {
+            "documents"
+        },
         included,
         rows.len() - included
     );
+}
+
+/// Columns as wide as their widest cell, three spaces apart, as kubectl prints them; the last
+/// column is not padded.
+fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> Vec<String> {
+    let mut widths = [0; N];
+    for row in std::iter::once(header).chain(rows) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    std::iter::once(header)
+        .chain(rows)
+        .map(|row| {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i + 1 == N {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(&format!("{cell:<width$}   ", width = widths[i]));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
 }
 
 pub fn hash(args: HashArgs) -> CliResult {
