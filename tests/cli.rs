@@ -1000,3 +1000,36 @@ fn every_output_flag_is_described_in_help() {
         );
     }
 }
+
+/// `plan` says when it previews a rollback.
+#[test]
+fn plan_warns_of_a_rollback() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let out = stdout(cvo().current_dir(repo).args([
+        "plan",
+        "--from",
+        "payloads/4.18.0",
+        "--to",
+        "payloads/4.17.0",
+    ]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Upgrade 4.18.0 -> 4.17.0");
+    assert!(
+        lines[1].starts_with(
+            "Warning: 4.18.0 -> 4.17.0 is a rollback, not an upgrade: the CVO refuses"
+        ),
+        "{out}"
+    );
+    let plan = json(cvo().current_dir(repo).args([
+        "plan",
+        "-o",
+        "json",
+        "--from",
+        "payloads/4.18.0",
+        "--to",
+        "payloads/4.17.0",
+    ]));
+    assert_eq!(plan["warnings"].as_array().unwrap().len(), 1);
+    let out = stdout(cvo().args(["plan", "--from", "bundled", "--to", "bundled"]));
+    assert!(!out.contains("Warning"), "{out}");
+}

@@ -118,6 +118,9 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         version(&plan.from_version),
         version(&plan.to_version)
     );
+    for warning in &plan.warnings {
+        let _ = writeln!(out, "Warning: {warning}");
+    }
     let _ = writeln!(
         out,
         "\nImplicitly enabled capabilities: {}",
