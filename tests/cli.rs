@@ -1001,9 +1001,9 @@ fn every_output_flag_is_described_in_help() {
     }
 }
 
-/// `plan` says when it previews a rollback.
+/// `plan` says when it previews a rollback, and an empty section ends without a colon.
 #[test]
-fn plan_warns_of_a_rollback() {
+fn plan_warns_of_a_rollback_and_ends_empty_sections_cleanly() {
     let repo = env!("CARGO_MANIFEST_DIR");
     let out = stdout(cvo().current_dir(repo).args([
         "plan",
@@ -1032,4 +1032,7 @@ fn plan_warns_of_a_rollback() {
     assert_eq!(plan["warnings"].as_array().unwrap().len(), 1);
     let out = stdout(cvo().args(["plan", "--from", "bundled", "--to", "bundled"]));
     assert!(!out.contains("Warning"), "{out}");
+    for line in ["Create (0)", "Update (0)", "Left behind (0)"] {
+        assert!(out.lines().any(|l| l == line), "{line:?} in:\n{out}");
+    }
 }

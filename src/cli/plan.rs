@@ -151,7 +151,12 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         names(&plan.enabled_capabilities)
     );
     section(&mut out, "Create", &plan.create);
-    let _ = writeln!(out, "\nUpdate ({}):", plan.update.len());
+    let _ = writeln!(
+        out,
+        "\nUpdate ({}){}",
+        plan.update.len(),
+        colon(&plan.update)
+    );
     for u in &plan.update {
         let _ = writeln!(out, "  {}", describe(&u.resource));
         if with_diffs {
@@ -161,11 +166,15 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         }
     }
     section(&mut out, "Delete", &plan.delete);
-    let _ = writeln!(
-        out,
-        "\nLeft behind ({}): managed today, not by the new payload; nothing will delete them:",
-        plan.left_behind.len()
-    );
+    if plan.left_behind.is_empty() {
+        let _ = writeln!(out, "\nLeft behind (0)");
+    } else {
+        let _ = writeln!(
+            out,
+            "\nLeft behind ({}): managed today, not by the new payload; nothing will delete them:",
+            plan.left_behind.len()
+        );
+    }
     for l in &plan.left_behind {
         let _ = writeln!(out, "  {}: {}", describe(&l.resource), l.reason);
     }
@@ -173,8 +182,13 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
     out
 }
 
+/// A heading ends with a colon only when a list follows it.
+fn colon<T>(items: &[T]) -> &'static str {
+    if items.is_empty() { "" } else { ":" }
+}
+
 fn section(out: &mut String, title: &str, resources: &[Resource]) {
-    let _ = writeln!(out, "\n{title} ({}):", resources.len());
+    let _ = writeln!(out, "\n{title} ({}){}", resources.len(), colon(resources));
     for r in resources {
         let _ = writeln!(out, "  {}", describe(r));
     }
