@@ -1036,3 +1036,30 @@ fn plan_warns_of_a_rollback_and_ends_empty_sections_cleanly() {
         assert!(out.lines().any(|l| l == line), "{line:?} in:\n{out}");
     }
 }
+
+/// Without release metadata the release image is a placeholder, and render and hash say so.
+#[test]
+fn a_placeholder_release_image_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("0000_10_a_x.yaml"), GOOD).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--release-image", "quay.io/x/release:1"]] {
+        let assert = cvo()
+            .args(["render", "--payload"])
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(out.path())
+            .args(extra)
+            .assert()
+            .success();
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        let warned = err.contains("no release-metadata, so the release image ({{.ReleaseImage}}) is the placeholder quay.io/openshift-release-dev/ocp-release:unknown; pass --release-image IMG");
+        assert_eq!(warned, extra.is_empty(), "{extra:?}: {err}");
+    }
+    let assert = cvo()
+        .args(["hash", "--payload"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("ocp-release:unknown"));
+}

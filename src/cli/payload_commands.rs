@@ -124,6 +124,7 @@ pub fn render(args: RenderArgs) -> CliResult {
         &args.payload,
         &load_options(&args.inclusion, args.release_image.clone(), true),
     )?;
+    warn_unknown_release_image(&payload, args.release_image.as_deref());
     let config = args.inclusion.config(&payload)?;
     let format = match args.format {
         RenderFormat::Original => Format::Original,
@@ -278,6 +279,18 @@ fn print_render_summary(payload: &Payload, rendering: &Rendering, target: &Path)
     }
 }
 
+/// Without release metadata the release image is a placeholder; what is rendered or hashed
+/// with it is not what a cluster would get.
+fn warn_unknown_release_image(payload: &Payload, given: Option<&str>) {
+    if given.is_none() && payload.release.is_none() {
+        tracing::warn!(
+            payload = %payload.origin,
+            "no release-metadata, so the release image ({{{{.ReleaseImage}}}}) is the placeholder {}; pass --release-image IMG for the real one",
+            payload.release_image
+        );
+    }
+}
+
 fn describe_release(payload: &Payload) -> String {
     let layout = match payload.layout {
         Layout::PayloadRoot => "payload root",
@@ -386,6 +399,7 @@ pub fn hash(args: HashArgs) -> CliResult {
         &args.payload,
         &load_options(&args.inclusion, args.release_image.clone(), false),
     )?;
+    warn_unknown_release_image(&payload, args.release_image.as_deref());
     let config = args.inclusion.config(&payload)?.load_time();
     outln!("{}", crate::hash::version_hash(payload.included(&config)));
     Ok(ExitCode::SUCCESS)
