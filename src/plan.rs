@@ -298,13 +298,18 @@ mod tests {
             ("4.18.1", "4.18.0", true),
             ("4.18.0", "4.18.0-rc.1", true),
         ];
+        let files = [("0000_10_a_x.yaml", cm("a", "", "1"))];
         for (from, to, rollback) in cases {
-            let plan = plan(&payload(from, &[]), &payload(to, &[]), &Cluster::default());
+            let plan = plan(
+                &payload(from, &files),
+                &payload(to, &files),
+                &Cluster::default(),
+            );
             assert_eq!(plan.warnings.len(), usize::from(rollback), "{from} -> {to}");
         }
         let plan = plan(
-            &payload("4.18.0", &[]),
-            &payload("4.17.0", &[]),
+            &payload("4.18.0", &files),
+            &payload("4.17.0", &files),
             &Cluster::default(),
         );
         assert!(plan.warnings[0].starts_with("4.18.0 -> 4.17.0 is a rollback, not an upgrade"));

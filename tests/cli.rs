@@ -893,6 +893,17 @@ fn a_directory_without_manifests_is_not_a_payload() {
         "{err}"
     );
     assert!(!err.contains("did you mean"), "{err}");
+    // Release metadata alone is read, then loading fails for the missing manifests.
+    let err =
+        fails(
+            cvo()
+                .current_dir(repo)
+                .args(["explain", "--payload", "testdata/validate/empty"]),
+        );
+    assert!(
+        err.contains("  release-manifests: no manifest file (*.yaml, *.yml or *.json) in manifests/ or release-manifests/: the CVO would apply nothing\n    help: put the payload's manifests in release-manifests/"),
+        "{err}"
+    );
     let out = tempfile::tempdir().unwrap();
     fails(
         cvo()

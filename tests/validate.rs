@@ -75,6 +75,14 @@ fn a_good_payload_has_no_findings() {
     );
 }
 
+/// Metadata without a manifest is not a payload the CVO can apply.
+#[test]
+fn a_payload_root_without_manifests() {
+    let (code, rows) = findings(&case("empty"), &[]);
+    assert_eq!(rows, vec![row("no-manifests", "release-manifests", None)]);
+    assert_eq!(code, 1);
+}
+
 #[test]
 fn files_names_unread_entries_and_unreadable_files() {
     let rm = "release-manifests";
@@ -261,6 +269,7 @@ fn images_and_cluster_operators() {
 fn every_code_is_proven_by_a_bad_payload() {
     let mut seen = std::collections::BTreeSet::new();
     for name in [
+        "empty",
         "files",
         "documents",
         "annotations",

@@ -143,6 +143,12 @@ impl Payload {
                 }
             });
         warnings.extend(missing_metadata_warnings(&input));
+        if input.manifests.is_empty() && input.release_manifests.is_empty() {
+            problems.push(file_problem(
+                "release-manifests".to_string(),
+                ParseErrorKind::NoManifests,
+            ));
+        }
         let release_image = options
             .release_image
             .clone()
@@ -486,6 +492,20 @@ mod tests {
         assert_eq!(
             err.problems[0].to_string(),
             r#"release-manifests/release-metadata: unrecognized Cincinnati metadata kind "cincinnati-metadata-v1""#
+        );
+    }
+
+    #[test]
+    fn a_payload_without_manifest_files_is_a_problem() {
+        let mut inp = input(vec![], vec![]);
+        inp.release_metadata = Some(file(
+            "release-metadata",
+            r#"{"kind":"cincinnati-metadata-v0","version":"4.18.0"}"#,
+        ));
+        let err = Payload::from_input(inp, &LoadOptions::default()).unwrap_err();
+        assert_eq!(
+            err.problems[0].to_string(),
+            "release-manifests: no manifest file (*.yaml, *.yml or *.json) in manifests/ or release-manifests/: the CVO would apply nothing"
         );
     }
 

@@ -225,7 +225,13 @@ fn directory_input(root: &Path) -> Result<PayloadInput, SourceError> {
             image_references: read_optional(&release_dir, IMAGE_REFERENCES),
         }
     };
-    if input.manifests.is_empty() && input.release_manifests.is_empty() {
+    // A payload root with release metadata but no manifest is loaded, so that what is wrong
+    // with its metadata is reported too; loading then fails for the missing manifests.
+    let nothing_read = input.manifests.is_empty()
+        && input.release_manifests.is_empty()
+        && input.release_metadata.is_none()
+        && input.image_references.is_none();
+    if nothing_read {
         return Err(SourceError::NoManifests {
             path: input.origin,
             layout: input.layout,

@@ -17,6 +17,7 @@
 //!
 //! | code | severity | what it checks |
 //! | --- | --- | --- |
+//! | `no-manifests` | error | a payload root with no manifest file in `manifests/` or `release-manifests/`: the CVO would apply nothing |
 //! | `unreadable-file` | error | a manifest file cannot be read or is not UTF-8 |
 //! | `ignored-file` | warning | a file the CVO never reads: not `.yaml`/`.yml`/`.json` (case-sensitive) in a manifest directory, or a manifest file at a payload root |
 //! | `ignored-directory` | warning | a subdirectory of a manifest directory: the CVO does not recurse |
@@ -102,6 +103,7 @@ impl fmt::Display for Severity {
 /// A stable finding code; see the table in the module documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Code {
+    NoManifests,
     UnreadableFile,
     IgnoredFile,
     IgnoredDirectory,
@@ -140,7 +142,8 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 35] = [
+    pub const ALL: [Code; 36] = [
+        Code::NoManifests,
         Code::UnreadableFile,
         Code::IgnoredFile,
         Code::IgnoredDirectory,
@@ -180,6 +183,7 @@ impl Code {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Code::NoManifests => "no-manifests",
             Code::UnreadableFile => "unreadable-file",
             Code::IgnoredFile => "ignored-file",
             Code::IgnoredDirectory => "ignored-directory",
@@ -409,6 +413,13 @@ pub fn validate(input: &ValidateInput, options: &Options) -> Report {
         .unwrap_or_else(|| crate::payload::default_release_image(meta.release.as_ref()));
     let parsed = documents::parse_all(&input.payload, &meta, &release_image);
     findings.extend(parsed.findings);
+    if input.payload.manifests.is_empty() && input.payload.release_manifests.is_empty() {
+        let problem = crate::manifest::ParseErrorKind::NoManifests;
+        findings.push(
+            Finding::new(Code::NoManifests, "release-manifests", problem.to_string())
+                .help(problem.help()),
+        );
+    }
     let docs = parsed.docs;
     let known = known_capabilities(options);
     let major = options
