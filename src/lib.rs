@@ -29,5 +29,6 @@ pub mod operator;
 pub mod payload;
 pub mod plan;
 pub mod render;
+pub mod suggest;
 pub mod validate;
 pub mod yaml;

@@ -274,6 +274,10 @@ pub enum ParseErrorKind {
     ReleaseMetadata(String),
     #[error("{0}")]
     ImageReferences(String),
+    #[error(
+        "no manifest file (*.yaml, *.yml or *.json) in manifests/ or release-manifests/: the CVO would apply nothing"
+    )]
+    NoManifests,
 }
 
 impl ParseErrorKind {
@@ -302,6 +306,9 @@ impl ParseErrorKind {
             }
             ParseErrorKind::ImageReferences(_) => {
                 "image-references must be an image.openshift.io/v1 ImageStream whose metadata.name is the release version"
+            }
+            ParseErrorKind::NoManifests => {
+                "put the payload's manifests in release-manifests/ (and the CVO's own, templated, in manifests/), or pass --payload the directory that holds them"
             }
         }
     }

@@ -58,6 +58,8 @@ pub struct LeftBehind {
 pub struct Plan {
     pub from_version: Option<String>,
     pub to_version: Option<String>,
+    /// What a person should know before going ahead: a rollback.
+    pub warnings: Vec<String>,
     pub implicitly_enabled_capabilities: Vec<Capability>,
     pub enabled_capabilities: Vec<Capability>,
     pub known_capabilities: Vec<Capability>,
@@ -102,6 +104,7 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
     let mut plan = Plan {
         from_version: from.version().map(str::to_string),
         to_version: to.version().map(str::to_string),
+        warnings: warnings(from, to),
         implicitly_enabled_capabilities: implicit.capabilities.iter().cloned().collect(),
         enabled_capabilities: after.enabled_capabilities.iter().cloned().collect(),
         known_capabilities: after.known_capabilities.iter().cloned().collect(),
@@ -132,6 +135,17 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
     };
     plan.left_behind = left_behind(&applied_now, &managed_next, to, &verdict_config);
     plan
+}
+
+/// A move to a lower version is a rollback, which the CVO refuses (spec §5 preconditions).
+fn warnings(from: &Payload, to: &Payload) -> Vec<String> {
+    match (&from.release, &to.release) {
+        (Some(from), Some(to)) if to.semver < from.semver => vec![format!(
+            "{} -> {} is a rollback, not an upgrade: the CVO refuses a desired version below the current one (precondition ClusterVersionRollback, reason LowDesiredVersion) unless desiredUpdate.force is set, and operators are not tested to run backwards",
+            from.version, to.version
+        )],
+        _ => Vec::new(),
+    }
 }
 
 /// The filters the CVO applies when it loads `payload` (spec §1.7).
@@ -263,6 +277,32 @@ mod tests {
             image_references: None,
         };
         Payload::from_input(input, &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn a_lower_version_is_a_rollback() {
+        let cases = [
+            ("4.17.0", "4.18.0", false),
+            ("4.18.0", "4.18.0", false),
+            ("4.18.0", "4.17.0", true),
+            ("4.18.1", "4.18.0", true),
+            ("4.18.0", "4.18.0-rc.1", true),
+        ];
+        let files = [("0000_10_a_x.yaml", cm("a", "", "1"))];
+        for (from, to, rollback) in cases {
+            let plan = plan(
+                &payload(from, &files),
+                &payload(to, &files),
+                &Cluster::default(),
+            );
+            assert_eq!(plan.warnings.len(), usize::from(rollback), "{from} -> {to}");
+        }
+        let plan = plan(
+            &payload("4.18.0", &files),
+            &payload("4.17.0", &files),
+            &Cluster::default(),
+        );
+        assert!(plan.warnings[0].starts_with("4.18.0 -> 4.17.0 is a rollback, not an upgrade"));
     }
 
     /// A ConfigMap with optional extra annotations and data.

@@ -175,3 +175,59 @@ fn the_shipped_operator_deployment_runs_cvo_start() {
         parsed.err().map(|e| e.to_string()).unwrap_or_default()
     );
 }
+
+/// payloads/README.md describes the bundled payload: its table lists every file with its number
+/// of documents, and its counts are the payload's. It refers to nothing by an absolute path.
+#[test]
+fn the_payloads_readme_matches_the_payload() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads/README.md"))
+            .unwrap();
+    let payload = bundled();
+    let mut actual: std::collections::BTreeMap<String, usize> = Default::default();
+    for m in &payload.manifests {
+        *actual.entry(m.path()).or_insert(0) += 1;
+    }
+    let table: std::collections::BTreeMap<String, usize> = readme
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            let file = cells.first()?.strip_prefix("| `")?.strip_suffix('`')?;
+            Some((file.to_string(), cells.get(1)?.parse().ok()?))
+        })
+        .filter(|(file, _)| {
+            file.starts_with("manifests/") || file.starts_with("release-manifests/")
+        })
+        .collect();
+    assert_eq!(table, actual);
+    let count = |dir: &str| {
+        payload
+            .manifests
+            .iter()
+            .filter(|m| m.path().starts_with(dir))
+            .count()
+    };
+    let included = payload
+        .included(&config(DEFAULT_CLUSTER_PROFILE, "", &[], None))
+        .len();
+    let files: BTreeSet<String> = payload
+        .included(&config(DEFAULT_CLUSTER_PROFILE, "", &[], None))
+        .iter()
+        .map(|m| m.path())
+        .collect();
+    for claim in [
+        format!("`manifests/` ({} documents)", count("manifests/")),
+        format!("{} hand-written documents", count("release-manifests/")),
+        format!("**{included} of {}** documents", payload.manifests.len()),
+        format!("writes the {included} into {} files", files.len()),
+    ] {
+        assert!(
+            readme.contains(&claim),
+            "payloads/README.md should say {claim:?}"
+        );
+    }
+    assert!(
+        !readme.contains("/work/"),
+        "an absolute path outside the repository"
+    );
+}

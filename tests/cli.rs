@@ -230,7 +230,7 @@ fn install_config_and_cluster_version_inputs() {
         .code(1);
     assert!(
         String::from_utf8_lossy(&err.get_output().stderr)
-            .contains("unrecognized baselineCapabilitySet \"v9\"")
+            .contains("install-config.yaml: capabilities.baselineCapabilitySet: unrecognized capability set \"v9\"")
     );
 }
 
@@ -315,10 +315,12 @@ fn render_and_explain_run_clean_on_the_real_payload() {
             .arg(out.path()),
     );
     assert!(summary.contains("documents kept: 827 of 988"), "{summary}");
-    assert_eq!(
-        fs::read_dir(out.path().join("manifests")).unwrap().count(),
-        included_files.len()
-    );
+    let rendered: Vec<String> = fs::read_dir(out.path().join("manifests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != ".cvo-render")
+        .collect();
+    assert_eq!(rendered.len(), included_files.len());
     // A file whose documents are all kept is written byte for byte.
     let name = "0000_50_console-operator_01-oauth.yaml";
     if included_files.contains(name) {
@@ -604,11 +606,6 @@ fn unreachable_kubeconfig() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, path)
 }
 
-fn failure(cmd: &mut Command) -> String {
-    let out = cmd.assert().code(1).get_output().stderr.clone();
-    String::from_utf8(out).unwrap()
-}
-
 #[test]
 fn an_unreachable_server_is_one_error_that_names_it() {
     let (_dir, kubeconfig) = unreachable_kubeconfig();
@@ -618,7 +615,7 @@ fn an_unreachable_server_is_one_error_that_names_it() {
         .find_map(|l| l.trim().strip_prefix("server: "))
         .unwrap()
         .to_string();
-    let apply = failure(
+    let apply = fails(
         cvo()
             .args(["apply", "--connect-timeout", "0", "--kubeconfig"])
             .arg(&kubeconfig),
@@ -634,7 +631,7 @@ fn an_unreachable_server_is_one_error_that_names_it() {
 
     // `start --once` gives up after --connect-timeout instead of retrying for ever.
     let started = std::time::Instant::now();
-    let start = failure(
+    let start = fails(
         cvo()
             .args([
                 "start",
@@ -659,7 +656,7 @@ fn an_unreachable_server_is_one_error_that_names_it() {
 
 #[test]
 fn a_missing_kubeconfig_is_said_once() {
-    let err = failure(cvo().args(["apply", "--kubeconfig", "/nonexistent/kubeconfig"]));
+    let err = fails(cvo().args(["apply", "--kubeconfig", "/nonexistent/kubeconfig"]));
     assert_eq!(
         err.trim_end(),
         "error: cannot read kubeconfig /nonexistent/kubeconfig: No such file or directory (os error 2)"
@@ -674,7 +671,7 @@ fn a_registry_failure_says_why() {
         .unwrap()
         .port();
     let cache = tempfile::tempdir().unwrap();
-    let err = failure(
+    let err = fails(
         cvo()
             .args([
                 "payload",
@@ -689,4 +686,492 @@ fn a_registry_failure_says_why() {
         err.contains("Connection refused"),
         "the cause is named: {err}"
     );
+}
+
+/// Runs cvo and returns its standard error, asserting exit code 1.
+fn fails(cmd: &mut Command) -> String {
+    let out = cmd.assert().code(1).get_output().clone();
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// An unknown capability, profile or feature set given on the command line is an error with
+/// the near miss and the valid values, for every command that takes one; nothing is written.
+#[test]
+fn unknown_inclusion_flag_values_are_errors() {
+    let cwd = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["explain", "--additional-capabilities", "Consle"],
+            &[
+                "error: --additional-capabilities: unknown capability \"Consle\" (did you mean Console?); valid values: baremetal, Console,",
+                "pass --allow-unknown-capabilities",
+            ],
+        ),
+        (
+            &["render", "--additional-capabilities", "Console,Consle,Foo"],
+            &["unknown capability \"Consle\" (did you mean Console?), \"Foo\"; valid values"],
+        ),
+        (
+            &["validate", "--additional-capabilities", "Consle"],
+            &["--additional-capabilities: unknown capability \"Consle\""],
+        ),
+        (
+            &[
+                "plan",
+                "--from",
+                "bundled",
+                "--to",
+                "bundled",
+                "--additional-capabilities",
+                "Consle,MachineAPI",
+            ],
+            &["--additional-capabilities: unknown capability \"Consle\""],
+        ),
+        (
+            &[
+                "plan",
+                "--from",
+                "bundled",
+                "--to",
+                "bundled",
+                "--implicitly-enabled",
+                "consle",
+            ],
+            &["--implicitly-enabled: unknown capability \"consle\" (did you mean Console?)"],
+        ),
+        (
+            &["capabilities", "--additional", "Consle"],
+            &["--additional: unknown capability \"Consle\" (did you mean Console?)"],
+        ),
+        (
+            &["capabilities", "--prior", "Insight"],
+            &["--prior: unknown capability \"Insight\" (did you mean Insights?)"],
+        ),
+        (
+            &["render", "--cluster-profile", "self-managed-ha"],
+            &[
+                "error: --cluster-profile: unknown cluster profile \"self-managed-ha\" (did you mean self-managed-high-availability?): no document of bundled:4.18.0 names it",
+                "valid values: self-managed-high-availability, single-node-developer, ibm-cloud-managed, hypershift",
+            ],
+        ),
+        (
+            &["validate", "--cluster-profile", "single-node"],
+            &["unknown cluster profile \"single-node\" (did you mean single-node-developer?)"],
+        ),
+        (
+            &["explain", "--feature-set", "TechPreview"],
+            &[
+                "error: --feature-set: unknown feature set \"TechPreview\" (did you mean TechPreviewNoUpgrade?); valid values: CustomNoUpgrade, Default, DevPreviewNoUpgrade, OKD, TechPreviewNoUpgrade",
+            ],
+        ),
+        (
+            &["graph", "--feature-set", "techpreviewnoupgrade"],
+            &["unknown feature set \"techpreviewnoupgrade\" (did you mean TechPreviewNoUpgrade?)"],
+        ),
+        (
+            &["hash", "--capabilities-baseline", "vcurrent"],
+            &[
+                "--capabilities-baseline: unrecognized capability set \"vcurrent\" (did you mean vCurrent?)",
+            ],
+        ),
+    ];
+    for (args, expected) in cases {
+        let err = fails(cvo().current_dir(cwd.path()).args(*args));
+        for e in *expected {
+            assert!(err.contains(e), "cvo {args:?}: expected {e:?} in:\n{err}");
+        }
+    }
+    let mut env = cvo();
+    env.current_dir(cwd.path())
+        .env("CLUSTER_PROFILE", "hypershfit")
+        .arg("explain");
+    assert!(fails(&mut env).contains(
+        "$CLUSTER_PROFILE: unknown cluster profile \"hypershfit\" (did you mean hypershift?)"
+    ));
+    assert!(!cwd.path().join("_output").exists(), "render wrote nothing");
+}
+
+/// The deliberate ways to name what this cvo does not know: the switch for capabilities, and
+/// profiles and feature sets the payload itself uses.
+#[test]
+fn deliberately_unknown_values_are_allowed() {
+    let json_rows = |args: &[&str], dir: &Path| {
+        json(
+            cvo()
+                .args(["explain", "-o", "json"])
+                .args(args)
+                .arg("--payload")
+                .arg(dir),
+        )
+    };
+    let dir = payload(&[
+        ("0000_10_a_x.yaml", GOOD),
+        (
+            "0000_10_b_x.yaml",
+            &GOOD.replace("name: good", "name: edge").replace(
+                "self-managed-high-availability",
+                "single-node-production-edge",
+            ),
+        ),
+    ]);
+    let rows = json_rows(
+        &[
+            "--additional-capabilities",
+            "NewThing",
+            "--allow-unknown-capabilities",
+        ],
+        dir.path(),
+    );
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    // A profile only this payload uses is a profile.
+    let rows = json_rows(
+        &["--cluster-profile", "single-node-production-edge"],
+        dir.path(),
+    );
+    assert_eq!(rows[1]["included"], true);
+    // Default is "" by its name too.
+    let rows = json_rows(&["--feature-set", "Default"], dir.path());
+    assert_eq!(rows[0]["included"], true);
+    let rows = json_rows(&["--feature-set", ""], dir.path());
+    assert_eq!(rows[0]["included"], true);
+    // An --inclusion file declares new names in knownCapabilities.
+    let file = dir.path().join("inclusion.json");
+    fs::write(
+        &file,
+        r#"{"capabilities": {"knownCapabilities": ["NewThing"], "enabledCapabilities": ["NewThing", "Console"]}}"#,
+    )
+    .unwrap();
+    json_rows(&["--inclusion", file.to_str().unwrap()], dir.path());
+}
+
+/// Values read from --inclusion, --install-config and --cluster-version files are checked the
+/// same way, and the error names the file and the field.
+#[test]
+fn unknown_values_in_files_name_the_file_and_field() {
+    let dir = payload(&[("0000_10_a_x.yaml", GOOD)]);
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        fs::write(&path, text).unwrap();
+        path
+    };
+    const CV: &str =
+        "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\n";
+    let cases: Vec<(&str, std::path::PathBuf, String)> = vec![
+        (
+            "--inclusion",
+            file("i1.json", r#"{"profile": "single-node"}"#),
+            "i1.json: profile: unknown cluster profile \"single-node\" (did you mean single-node-developer?)".into(),
+        ),
+        (
+            "--inclusion",
+            file("i2.json", r#"{"requiredFeatureSet": "TechPreview"}"#),
+            "i2.json: requiredFeatureSet: unknown feature set \"TechPreview\" (did you mean TechPreviewNoUpgrade?)".into(),
+        ),
+        (
+            "--inclusion",
+            file(
+                "i3.json",
+                r#"{"capabilities": {"knownCapabilities": ["Console"], "enabledCapabilities": ["Consle"]}}"#,
+            ),
+            "i3.json: capabilities.enabledCapabilities: unknown capability \"Consle\" (did you mean Console?)".into(),
+        ),
+        (
+            "--install-config",
+            file("ic1.yaml", "apiVersion: v1\nfeatureSet: TechPreview\n"),
+            "ic1.yaml: featureSet: unknown feature set \"TechPreview\" (did you mean TechPreviewNoUpgrade?)".into(),
+        ),
+        (
+            "--install-config",
+            file(
+                "ic2.yaml",
+                "capabilities:\n  baselineCapabilitySet: None\n  additionalEnabledCapabilities: [Consle]\n",
+            ),
+            "ic2.yaml: capabilities.additionalEnabledCapabilities: unknown capability \"Consle\" (did you mean Console?)".into(),
+        ),
+        (
+            "--install-config",
+            file("ic3.yaml", "capabilities:\n  baselineCapabilitySet: v4.1\n"),
+            "ic3.yaml: capabilities.baselineCapabilitySet: unrecognized capability set \"v4.1\"".into(),
+        ),
+        (
+            "--cluster-version",
+            file(
+                "cv1.yaml",
+                &format!("{CV}spec:\n  capabilities:\n    additionalEnabledCapabilities: [MachineApi]\n"),
+            ),
+            "cv1.yaml: spec.capabilities.additionalEnabledCapabilities: unknown capability \"MachineApi\" (did you mean MachineAPI?)".into(),
+        ),
+        (
+            "--cluster-version",
+            file(
+                "cv2.yaml",
+                &format!("{CV}spec:\n  capabilities:\n    baselineCapabilitySet: v4.99\n"),
+            ),
+            "cv2.yaml: spec.capabilities.baselineCapabilitySet: unrecognized capability set \"v4.99\"".into(),
+        ),
+        (
+            "--cluster-version",
+            file(
+                "cv3.yaml",
+                &format!("{CV}status:\n  capabilities:\n    enabledCapabilities: [Consle]\n"),
+            ),
+            "cv3.yaml: status.capabilities.enabledCapabilities: unknown capability \"Consle\"".into(),
+        ),
+    ];
+    for (flag, path, expected) in &cases {
+        let err = fails(
+            cvo()
+                .args(["explain", flag])
+                .arg(path)
+                .arg("--payload")
+                .arg(dir.path()),
+        );
+        assert!(
+            err.contains(expected.as_str()),
+            "{flag} {}: expected {expected:?} in:\n{err}",
+            path.display()
+        );
+        assert!(err.contains(&path.display().to_string()), "{err}");
+    }
+    // The switch lets a newer release's capability through, in files too.
+    let cv = dir.path().join("cv3.yaml");
+    stdout(
+        cvo()
+            .args([
+                "explain",
+                "--allow-unknown-capabilities",
+                "--cluster-version",
+            ])
+            .arg(&cv)
+            .arg("--payload")
+            .arg(dir.path()),
+    );
+}
+
+/// A directory with no manifest file is not a payload: every command says what it expected and
+/// where payload roots are instead, and fails.
+#[test]
+fn a_directory_without_manifests_is_not_a_payload() {
+    let empty = tempfile::tempdir().unwrap();
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let err = fails(cvo().args(["validate", "--payload"]).arg(empty.path()));
+    assert!(
+        err.contains(
+            "no manifest file in this directory (*.yaml, *.yml or *.json); expected a payload root"
+        ),
+        "{err}"
+    );
+    let err = fails(
+        cvo()
+            .current_dir(repo)
+            .args(["validate", "--payload", "payloads"]),
+    );
+    assert!(
+        err.contains("did you mean --payload payloads/4.17.0 or --payload payloads/4.18.0?"),
+        "{err}"
+    );
+    let err = fails(
+        cvo()
+            .current_dir(repo)
+            .args(["explain", "--payload", "./payloads"]),
+    );
+    assert!(
+        err.contains("did you mean --payload ./payloads/4.17.0"),
+        "{err}"
+    );
+    let err = fails(
+        cvo()
+            .current_dir(repo)
+            .args(["explain", "--payload", "src"]),
+    );
+    assert!(
+        err.starts_with("error: payload src: no manifest file"),
+        "{err}"
+    );
+    assert!(!err.contains("did you mean"), "{err}");
+    // Release metadata alone is read, then loading fails for the missing manifests.
+    let err =
+        fails(
+            cvo()
+                .current_dir(repo)
+                .args(["explain", "--payload", "testdata/validate/empty"]),
+        );
+    assert!(
+        err.contains("  release-manifests: no manifest file (*.yaml, *.yml or *.json) in manifests/ or release-manifests/: the CVO would apply nothing\n    help: put the payload's manifests in release-manifests/"),
+        "{err}"
+    );
+    let out = tempfile::tempdir().unwrap();
+    fails(
+        cvo()
+            .args(["render", "--payload"])
+            .arg(empty.path())
+            .arg("--output-dir")
+            .arg(out.path()),
+    );
+    assert!(!out.path().join("manifests").exists());
+}
+
+/// `render` replaces its own output, never a directory holding files it did not write, unless
+/// `--force`.
+#[test]
+fn render_refuses_to_delete_files_it_did_not_write() {
+    let dir = payload(&[("0000_10_a_x.yaml", GOOD)]);
+    let out = tempfile::tempdir().unwrap();
+    let manifests = out.path().join("manifests");
+    let render = |extra: &[&str]| {
+        let mut cmd = cvo();
+        cmd.args(["render", "--payload"])
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(out.path())
+            .args(extra);
+        cmd
+    };
+    // An empty directory is fine.
+    fs::create_dir_all(&manifests).unwrap();
+    stdout(&mut render(&[]));
+    assert_eq!(
+        fs::read_to_string(manifests.join(".cvo-render")).unwrap(),
+        "# Written by `cvo render`, which replaces this directory when it renders again.\n0000_10_a_x.yaml\n"
+    );
+    // Its own output is replaced.
+    stdout(&mut render(&[]));
+    // A file the user put there is not deleted.
+    fs::write(manifests.join("my-extra.yaml"), "mine").unwrap();
+    let err = fails(&mut render(&[]));
+    assert!(
+        err.contains(&format!(
+            "error: {}: cvo render did not write 1 file(s) that rendering would delete: my-extra.yaml; move them away, choose another --output-dir, or pass --force",
+            manifests.display()
+        )),
+        "{err}"
+    );
+    assert!(manifests.join("my-extra.yaml").exists());
+    // A directory cvo did not write at all.
+    fs::remove_file(manifests.join(".cvo-render")).unwrap();
+    let err = fails(&mut render(&[]));
+    assert!(
+        err.contains("it was not written by cvo render (it has no .cvo-render marker) and holds 2 file(s) that rendering would delete: 0000_10_a_x.yaml, my-extra.yaml"),
+        "{err}"
+    );
+    // --force replaces it.
+    stdout(&mut render(&["--force"]));
+    assert!(!manifests.join("my-extra.yaml").exists());
+    assert!(manifests.join("0000_10_a_x.yaml").exists());
+}
+
+/// The explain table sizes its columns from the content, so long file names do not push the
+/// other columns out of line; counts are in English.
+#[test]
+fn explain_table_fits_its_content() {
+    let long = "0000_50_a-component-name-long-enough-to-overflow-seventy-characters_00_config.yaml";
+    let dir = payload(&[(long, GOOD)]);
+    let out = stdout(cvo().args(["explain", "--payload"]).arg(dir.path()));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    let file = format!("release-manifests/{long}#0");
+    assert_eq!(
+        lines[1],
+        format!(
+            "INCLUDED   {:<w$}   KIND        NAMESPACE/NAME   REASON",
+            "FILE#DOC",
+            w = file.len()
+        )
+    );
+    assert_eq!(lines[2], format!("yes        {file}   ConfigMap   ns/good"));
+    assert_eq!(lines[3], "# 1 document: 1 included, 0 excluded");
+}
+
+/// Every `-o/--output` says what its formats are.
+#[test]
+fn every_output_flag_is_described_in_help() {
+    // `apply -o` is left to the owners of `cvo apply`.
+    for command in [
+        &["explain"][..],
+        &["graph"],
+        &["capabilities"],
+        &["plan"],
+        &["crds"],
+        &["validate"],
+        &["payload", "info"],
+    ] {
+        let help = stdout(cvo().args(command).arg("--help"));
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("-o, --output"))
+            .unwrap_or_else(|| panic!("{command:?}: no -o in\n{help}"));
+        let description = line.split_once('>').map_or("", |(_, d)| d.trim());
+        assert!(
+            !description.is_empty() && !description.starts_with('['),
+            "{command:?}: -o has no description: {line:?}"
+        );
+    }
+}
+
+/// `plan` says when it previews a rollback, and an empty section ends without a colon.
+#[test]
+fn plan_warns_of_a_rollback_and_ends_empty_sections_cleanly() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let out = stdout(cvo().current_dir(repo).args([
+        "plan",
+        "--from",
+        "payloads/4.18.0",
+        "--to",
+        "payloads/4.17.0",
+    ]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Upgrade 4.18.0 -> 4.17.0");
+    assert!(
+        lines[1].starts_with(
+            "Warning: 4.18.0 -> 4.17.0 is a rollback, not an upgrade: the CVO refuses"
+        ),
+        "{out}"
+    );
+    let plan = json(cvo().current_dir(repo).args([
+        "plan",
+        "-o",
+        "json",
+        "--from",
+        "payloads/4.18.0",
+        "--to",
+        "payloads/4.17.0",
+    ]));
+    assert_eq!(plan["warnings"].as_array().unwrap().len(), 1);
+    let out = stdout(cvo().args(["plan", "--from", "bundled", "--to", "bundled"]));
+    assert!(!out.contains("Warning"), "{out}");
+    for line in ["Create (0)", "Update (0)", "Left behind (0)"] {
+        assert!(out.lines().any(|l| l == line), "{line:?} in:\n{out}");
+    }
+}
+
+/// Without release metadata the release image is a placeholder, and render and hash say so.
+#[test]
+fn a_placeholder_release_image_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("0000_10_a_x.yaml"), GOOD).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--release-image", "quay.io/x/release:1"]] {
+        let assert = cvo()
+            .args(["render", "--payload"])
+            .arg(dir.path())
+            .arg("--output-dir")
+            .arg(out.path())
+            .args(extra)
+            .assert()
+            .success();
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        let warned = err.contains("no release-metadata, so the release image ({{.ReleaseImage}}) is the placeholder quay.io/openshift-release-dev/ocp-release:unknown; pass --release-image IMG");
+        assert_eq!(warned, extra.is_empty(), "{extra:?}: {err}");
+    }
+    let assert = cvo()
+        .args(["hash", "--payload"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("ocp-release:unknown"));
 }

@@ -75,6 +75,14 @@ fn a_good_payload_has_no_findings() {
     );
 }
 
+/// Metadata without a manifest is not a payload the CVO can apply.
+#[test]
+fn a_payload_root_without_manifests() {
+    let (code, rows) = findings(&case("empty"), &[]);
+    assert_eq!(rows, vec![row("no-manifests", "release-manifests", None)]);
+    assert_eq!(code, 1);
+}
+
 #[test]
 fn files_names_unread_entries_and_unreadable_files() {
     let rm = "release-manifests";
@@ -137,9 +145,17 @@ fn annotations() {
     assert_eq!(
         rows,
         vec![
-            row("unknown-capability", &rm("01_capabilities"), Some((8, 5))),
-            row("unknown-capability", &rm("01_capabilities"), Some((8, 5))),
-            row("unknown-capability", &rm("01_capabilities"), Some((8, 5))),
+            row(
+                "misspelled-capability",
+                &rm("01_capabilities"),
+                Some((8, 35))
+            ),
+            row(
+                "misspelled-capability",
+                &rm("01_capabilities"),
+                Some((8, 43))
+            ),
+            row("unknown-capability", &rm("01_capabilities"), Some((8, 50))),
             row("empty-capability", &rm("01_capabilities"), Some((17, 5))),
             row("feature-set-and-gate", &rm("02_features"), Some((9, 5))),
             row("unknown-feature-set", &rm("02_features"), Some((18, 5))),
@@ -183,7 +199,7 @@ fn capability_consistency() {
             row(
                 "partial-capability",
                 &rm("console-operator_04_clusterrole"),
-                Some((1, 1))
+                Some((2, 1))
             ),
             row(
                 "namespace-capability",
@@ -253,6 +269,7 @@ fn images_and_cluster_operators() {
 fn every_code_is_proven_by_a_bad_payload() {
     let mut seen = std::collections::BTreeSet::new();
     for name in [
+        "empty",
         "files",
         "documents",
         "annotations",
@@ -276,26 +293,26 @@ fn text_output_snapshot() {
     assert_eq!(out, ANNOTATIONS_TEXT);
 }
 
-const ANNOTATIONS_TEXT: &str = r#"warning[unknown-capability]: unrecognized capability names: Consle
- --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:5
+const ANNOTATIONS_TEXT: &str = r#"error[misspelled-capability]: unrecognized capability names: console: a near miss of Console, so the CVO excludes this document on every cluster
+ --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:35
   |
 8 |     capability.openshift.io/name: console+Consle+NoSuchThing
-  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-  = help: did you mean Console? Names are case-sensitive
+  |                                   ^^^^^^^
+  = help: did you mean Console? Names are case-sensitive. If console really is a new capability, declare it in capabilities.knownCapabilities of an --inclusion file
+
+error[misspelled-capability]: unrecognized capability names: Consle: a near miss of Console, so the CVO excludes this document on every cluster
+ --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:43
+  |
+8 |     capability.openshift.io/name: console+Consle+NoSuchThing
+  |                                           ^^^^^^
+  = help: did you mean Console? Names are case-sensitive. If Consle really is a new capability, declare it in capabilities.knownCapabilities of an --inclusion file
 
 warning[unknown-capability]: unrecognized capability names: NoSuchThing
- --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:5
+ --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:50
   |
 8 |     capability.openshift.io/name: console+Consle+NoSuchThing
-  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |                                                  ^^^^^^^^^^^
   = help: fine while the capability is being introduced (the CVO excludes the document until openshift/api knows the name); known capabilities: Build, CSISnapshot, CloudControllerManager, CloudCredential, ClusterAPI, CompatibilityRequirements, Console, DeploymentConfig, ImageRegistry, Ingress, Insights, MachineAPI, NodeTuning, OperatorLifecycleManager, OperatorLifecycleManagerV1, Storage, baremetal, marketplace, openshift-samples
-
-warning[unknown-capability]: unrecognized capability names: console
- --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:8:5
-  |
-8 |     capability.openshift.io/name: console+Consle+NoSuchThing
-  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-  = help: did you mean Console? Names are case-sensitive
 
 error[empty-capability]: capability.openshift.io/name=Console++Insights has an empty capability name: the CVO reports "unrecognized capability names: " and never applies this document
   --> testdata/validate/annotations/release-manifests/0000_50_example_01_capabilities.yaml:17:5
@@ -388,7 +405,7 @@ warning[profile-value]: unrecognized value include.release.openshift.io/self-man
   |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
   = help: only "true" includes the document; any other value is the same as leaving include.release.openshift.io/self-managed-high-availability out
 
-error: testdata/validate/annotations: 6 files, 12 documents: 7 errors, 9 warnings
+error: testdata/validate/annotations: 6 files, 12 documents: 9 errors, 7 warnings
 "#;
 
 #[test]
@@ -520,12 +537,12 @@ fn inclusion_flags_narrow_the_configurations_checked() {
     )
     .unwrap();
     let unknown = |rows: &[Row]| rows.iter().filter(|r| r.0 == "unknown-capability").count();
-    assert_eq!(unknown(&findings(&case("annotations"), &[]).1), 3);
+    assert_eq!(unknown(&findings(&case("annotations"), &[]).1), 1);
     let (_, rows) = findings(
         &case("annotations"),
         &["--inclusion", file.to_str().unwrap()],
     );
-    assert_eq!(unknown(&rows), 2);
+    assert_eq!(unknown(&rows), 0);
 }
 
 #[test]

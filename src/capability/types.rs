@@ -143,19 +143,22 @@ impl fmt::Display for CapabilitySet {
 
 /// A baseline name that is not one of [`CapabilitySet::all`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unrecognized capability set {name:?}; valid values are: {}",
-    valid_set_names()
-)]
 pub struct UnknownCapabilitySet {
     /// The rejected name, verbatim.
     pub name: String,
 }
 
-/// `None, v4.11, …, vCurrent` for error messages.
-fn valid_set_names() -> String {
-    let names: Vec<&str> = ALL_SETS.iter().map(|s| s.as_str()).collect();
-    names.join(", ")
+impl fmt::Display for UnknownCapabilitySet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = ALL_SETS.iter().map(|s| s.as_str()).collect();
+        write!(
+            f,
+            "unrecognized capability set {:?}{}; valid values are: {}",
+            self.name,
+            crate::suggest::did_you_mean(&self.name, &names),
+            names.join(", ")
+        )
+    }
 }
 
 impl FromStr for CapabilitySet {
@@ -230,13 +233,21 @@ mod tests {
 
     #[test]
     fn unknown_set_error_lists_valid_names() {
-        for bad in ["vcurrent", "v4.19", "", "none", "4.11"] {
+        let cases = [
+            ("vcurrent", " (did you mean vCurrent?)"),
+            ("v4.19", " (did you mean v4.11?)"),
+            ("", ""),
+            ("none", " (did you mean None?)"),
+            ("4.11", " (did you mean v4.11?)"),
+            ("latest", ""),
+        ];
+        for (bad, near) in cases {
             let err = bad.parse::<CapabilitySet>().err();
             assert_eq!(
                 err.map(|e| e.to_string()),
                 Some(format!(
-                    "unrecognized capability set {bad:?}; valid values are: None, v4.11, v4.12, \
-                     v4.13, v4.14, v4.15, v4.16, v4.17, v4.18, vCurrent"
+                    "unrecognized capability set {bad:?}{near}; valid values are: None, v4.11, \
+                     v4.12, v4.13, v4.14, v4.15, v4.16, v4.17, v4.18, vCurrent"
                 ))
             );
         }

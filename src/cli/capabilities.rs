@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::CliResult;
-use super::inclusion::capability_list;
+use super::inclusion::{capability_list, check_capabilities};
 use super::payload_commands::TableOrJson;
 use crate::capability::{
     CapabilitiesSpec, Capability, CapabilitySet, Registry, implicitly_enabled_condition,
@@ -38,6 +38,11 @@ pub struct CapabilitiesArgs {
     /// Extra known capability names, one per line or a JSON array: for capabilities not released yet.
     #[arg(long, value_name = "FILE", global = true)]
     pub known_capabilities_file: Option<PathBuf>,
+    /// Accept capability names that are neither known nor in --known-capabilities-file in
+    /// --additional, --prior and --always-enable; without it they are an error.
+    #[arg(long)]
+    pub allow_unknown_capabilities: bool,
+    /// Output format: table (default) or json.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table, global = true)]
     pub output: TableOrJson,
 }
@@ -57,6 +62,18 @@ pub fn capabilities(args: CapabilitiesArgs) -> CliResult {
         baseline
             .parse::<CapabilitySet>()
             .map_err(|e| anyhow::anyhow!("--baseline: {e}"))?;
+    }
+    for (flag, values) in [
+        ("--additional", &args.additional),
+        ("--prior", &args.prior),
+        ("--always-enable", &args.always_enable),
+    ] {
+        check_capabilities(
+            flag,
+            &capability_list(values),
+            &registry,
+            args.allow_unknown_capabilities,
+        )?;
     }
     let spec = CapabilitiesSpec {
         baseline_capability_set: args.baseline.clone(),

@@ -18,6 +18,7 @@ pub struct GraphArgs {
     pub mode: GraphMode,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
+    /// text: the nodes and their tasks; json: nodes with tasks and edges; dot: Graphviz.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = GraphFormat::Text)]
     pub output: GraphFormat,
 }

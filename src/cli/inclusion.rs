@@ -9,9 +9,13 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::capability::{CapabilitiesSpec, Capability, Registry, set_capabilities};
-use crate::include::{ClusterFacts, ComponentOverride, DEFAULT_CLUSTER_PROFILE, InclusionConfig};
+use crate::capability::{CapabilitiesSpec, Capability, CapabilitySet, Registry, set_capabilities};
+use crate::include::{
+    ClusterFacts, ComponentOverride, DEFAULT_CLUSTER_PROFILE, InclusionConfig, KNOWN_FEATURE_SETS,
+    KNOWN_PROFILES,
+};
 use crate::payload::Payload;
+use crate::suggest::{did_you_mean, shown_list, unknown_value};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct InclusionArgs {
@@ -46,6 +50,11 @@ pub struct InclusionArgs {
     /// A ClusterVersion manifest: spec.capabilities, spec.overrides and status.capabilities.
     #[arg(long, value_name = "FILE")]
     pub cluster_version: Option<PathBuf>,
+    /// Accept capability names this cvo does not know (a newer release's) in
+    /// --additional-capabilities and in --inclusion, --install-config and --cluster-version
+    /// files; without it they are an error.
+    #[arg(long)]
+    pub allow_unknown_capabilities: bool,
 }
 
 /// The parts of an install-config that matter here.
@@ -67,36 +76,35 @@ struct ClusterVersionInput {
 }
 
 impl InclusionArgs {
-    /// The full config (load-time filters plus capabilities and overrides).
+    /// The full config (load-time filters plus capabilities and overrides). Every value read
+    /// from a flag or a file is checked: an unknown profile, feature set or capability is an
+    /// error naming where it came from.
     pub fn config(&self, payload: &Payload) -> Result<InclusionConfig> {
         if let Some(path) = &self.inclusion {
-            let text = read(path)?;
-            return serde_json::from_str(&text).with_context(|| {
-                format!("{}: not a valid InclusionConfig (JSON with camelCase keys excludeIdentifier, requiredFeatureSet, profile, capabilities, overrides, enabledFeatureGates, majorVersion, allowUnknownCapabilities)", path.display())
-            });
+            return self.inclusion_file(path, payload);
         }
         let install = self
             .install_config
             .as_deref()
-            .map(read_install_config)
+            .map(|path| self.read_install_config(path))
             .transpose()?
             .unwrap_or_default();
         let cluster_version = self
             .cluster_version
             .as_deref()
-            .map(read_cluster_version)
+            .map(|path| self.read_cluster_version(path))
             .transpose()?
             .unwrap_or_default();
-        let feature_set = self
-            .feature_set
-            .clone()
-            .or(install.feature_set)
-            .unwrap_or_default();
+        let feature_set = match &self.feature_set {
+            Some(fs) => check_feature_set("--feature-set", fs)?,
+            None => install.feature_set.unwrap_or_default(),
+        };
         let profile = self
             .cluster_profile
             .clone()
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| DEFAULT_CLUSTER_PROFILE.to_string());
+        check_profile(&profile_origin(&profile), &profile, payload)?;
         let gates: Option<BTreeSet<String>> = match &self.feature_gates {
             Some(gates) => Some(
                 gates
@@ -135,6 +143,29 @@ impl InclusionArgs {
         Ok(facts.inclusion())
     }
 
+    /// An `--inclusion` file, its values checked: `capabilities.knownCapabilities` declares
+    /// names on top of this cvo's, so enabled ones must be among either.
+    fn inclusion_file(&self, path: &Path, payload: &Payload) -> Result<InclusionConfig> {
+        let text = read(path)?;
+        let mut config: InclusionConfig = serde_json::from_str(&text).with_context(|| {
+            format!("{}: not a valid InclusionConfig (JSON with camelCase keys excludeIdentifier, requiredFeatureSet, profile, capabilities, overrides, enabledFeatureGates, majorVersion, allowUnknownCapabilities)", path.display())
+        })?;
+        let at = |field: &str| format!("{}: {field}", path.display());
+        if let Some(fs) = &config.required_feature_set {
+            config.required_feature_set = Some(check_feature_set(&at("requiredFeatureSet"), fs)?);
+        }
+        if let Some(profile) = &config.profile {
+            check_profile(&at("profile"), profile, payload)?;
+        }
+        if let Some(filter) = &config.capabilities {
+            let known = Registry::standard()
+                .with_additional_known(filter.known_capabilities.iter().cloned());
+            let enabled: Vec<Capability> = filter.enabled_capabilities.iter().cloned().collect();
+            self.check_capabilities(&at("capabilities.enabledCapabilities"), &enabled, &known)?;
+        }
+        Ok(config)
+    }
+
     /// Explicit flags win over a file's `capabilities`.
     fn capabilities_spec(&self, from_file: Option<CapabilitiesSpec>) -> CapabilitiesSpec {
         let mut spec = from_file.unwrap_or_default();
@@ -142,10 +173,7 @@ impl InclusionArgs {
             spec.baseline_capability_set = Some(baseline.clone());
         }
         if let Some(additional) = &self.additional_capabilities {
-            spec.additional_enabled_capabilities = additional
-                .iter()
-                .map(|c| Capability::from(c.trim()))
-                .collect();
+            spec.additional_enabled_capabilities = capability_list(&Some(additional.clone()));
         }
         spec
     }
@@ -153,12 +181,173 @@ impl InclusionArgs {
     /// Checks that need no payload, so that usage mistakes are reported before loading.
     pub fn validate(&self) -> Result<()> {
         if let Some(baseline) = &self.capabilities_baseline {
-            baseline
-                .parse::<crate::capability::CapabilitySet>()
-                .map_err(|e| anyhow::anyhow!("--capabilities-baseline: {e}"))?;
+            check_baseline("--capabilities-baseline", baseline)?;
         }
-        Ok(())
+        if let Some(fs) = &self.feature_set {
+            check_feature_set("--feature-set", fs)?;
+        }
+        self.check_capabilities(
+            "--additional-capabilities",
+            &capability_list(&self.additional_capabilities),
+            &Registry::standard(),
+        )
     }
+
+    /// Capability names the user gave must be known, unless `--allow-unknown-capabilities`.
+    pub(super) fn check_capabilities(
+        &self,
+        origin: &str,
+        names: &[Capability],
+        registry: &Registry,
+    ) -> Result<()> {
+        check_capabilities(origin, names, registry, self.allow_unknown_capabilities)
+    }
+
+    fn read_install_config(&self, path: &Path) -> Result<InstallConfig> {
+        let value = read_document(path)?;
+        let mut config: InstallConfig = serde_json::from_value(value)
+            .with_context(|| format!("{}: not an install-config", path.display()))?;
+        let at = |field: &str| format!("{}: {field}", path.display());
+        if let Some(fs) = &config.feature_set {
+            config.feature_set = Some(check_feature_set(&at("featureSet"), fs)?);
+        }
+        if let Some(spec) = &config.capabilities {
+            self.check_spec(&at("capabilities"), spec)?;
+        }
+        Ok(config)
+    }
+
+    /// A `capabilities` stanza: a known baseline, known additional capabilities.
+    fn check_spec(&self, origin: &str, spec: &CapabilitiesSpec) -> Result<()> {
+        if let Some(baseline) = spec.baseline_capability_set.as_deref() {
+            // oc refuses an install-config whose baseline it does not know.
+            check_baseline(&format!("{origin}.baselineCapabilitySet"), baseline)?;
+        }
+        self.check_capabilities(
+            &format!("{origin}.additionalEnabledCapabilities"),
+            &spec.additional_enabled_capabilities,
+            &Registry::standard(),
+        )
+    }
+
+    fn read_cluster_version(&self, path: &Path) -> Result<ClusterVersionInput> {
+        let value = read_document(path)?;
+        let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+        let api_version = value
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if kind != "ClusterVersion" || api_version != "config.openshift.io/v1" {
+            bail!(
+                "{}: expected a config.openshift.io/v1 ClusterVersion, found {api_version} {kind}",
+                path.display()
+            );
+        }
+        let field = |pointer: &str| value.pointer(pointer).cloned().filter(|v| !v.is_null());
+        let at = |field: &str| format!("{}: {field}", path.display());
+        let capabilities: Option<CapabilitiesSpec> = field("/spec/capabilities")
+            .map(serde_json::from_value)
+            .transpose()
+            .with_context(|| at("spec.capabilities"))?;
+        if let Some(spec) = &capabilities {
+            self.check_spec(&at("spec.capabilities"), spec)?;
+        }
+        let overrides: Vec<ComponentOverride> = field("/spec/overrides")
+            .map(serde_json::from_value)
+            .transpose()
+            .with_context(|| at("spec.overrides"))?
+            .unwrap_or_default();
+        let prior_enabled: Vec<Capability> = field("/status/capabilities/enabledCapabilities")
+            .map(serde_json::from_value)
+            .transpose()
+            .with_context(|| at("status.capabilities.enabledCapabilities"))?
+            .unwrap_or_default();
+        self.check_capabilities(
+            &at("status.capabilities.enabledCapabilities"),
+            &prior_enabled,
+            &Registry::standard(),
+        )?;
+        Ok(ClusterVersionInput {
+            capabilities,
+            overrides,
+            prior_enabled,
+        })
+    }
+}
+
+/// Where the profile came from, for messages: the flag, or the environment variable clap read
+/// it from.
+fn profile_origin(profile: &str) -> String {
+    match std::env::var("CLUSTER_PROFILE") {
+        Ok(env) if env == profile => "$CLUSTER_PROFILE".to_string(),
+        _ => "--cluster-profile".to_string(),
+    }
+}
+
+/// A profile must be one this project knows or one the payload's documents name: any other
+/// includes nothing.
+fn check_profile(origin: &str, profile: &str, payload: &Payload) -> Result<()> {
+    let mut valid: Vec<String> = KNOWN_PROFILES.iter().map(|p| p.to_string()).collect();
+    for p in payload.annotated_profiles() {
+        if !valid.contains(&p) {
+            valid.push(p);
+        }
+    }
+    if valid.iter().any(|p| p == profile) {
+        return Ok(());
+    }
+    let valid: Vec<&str> = valid.iter().map(String::as_str).collect();
+    bail!(
+        "{origin}: unknown cluster profile {profile:?}{}: no document of {} names it, so a cluster with it would run nothing; valid values: {}",
+        did_you_mean(profile, &valid),
+        payload.origin,
+        shown_list(&valid)
+    )
+}
+
+/// A feature set as the CVO spells it (`""` for Default, which is also accepted by name).
+fn check_feature_set(origin: &str, value: &str) -> Result<String> {
+    match value {
+        "" | "Default" => Ok(String::new()),
+        v if KNOWN_FEATURE_SETS.contains(&v) => Ok(v.to_string()),
+        v => bail!(
+            "{origin}: {} (Default is also written \"\")",
+            unknown_value("feature set", v, KNOWN_FEATURE_SETS)
+        ),
+    }
+}
+
+fn check_baseline(origin: &str, value: &str) -> Result<()> {
+    value
+        .parse::<CapabilitySet>()
+        .map(drop)
+        .map_err(|e| anyhow::anyhow!("{origin}: {e}"))
+}
+
+/// Every unknown name at once, then the valid ones and the way out for a newer release's.
+pub(super) fn check_capabilities(
+    origin: &str,
+    names: &[Capability],
+    registry: &Registry,
+    allow_unknown: bool,
+) -> Result<()> {
+    if allow_unknown {
+        return Ok(());
+    }
+    let valid: Vec<&str> = registry.known().iter().map(Capability::as_str).collect();
+    let unknown: Vec<String> = names
+        .iter()
+        .filter(|c| !registry.is_known(c))
+        .map(|c| format!("{:?}{}", c.as_str(), did_you_mean(c.as_str(), &valid)))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "{origin}: unknown capability {}; valid values: {}. For a capability a newer release knows, pass --allow-unknown-capabilities",
+        unknown.join(", "),
+        shown_list(&valid)
+    )
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -174,69 +363,6 @@ fn read_document(path: &Path) -> Result<Value> {
             .map(|p| format!(":{}:{}", p.line, p.column))
             .unwrap_or_default();
         anyhow::anyhow!("{}{at}: {}", path.display(), e.message)
-    })
-}
-
-fn read_install_config(path: &Path) -> Result<InstallConfig> {
-    let value = read_document(path)?;
-    let config: InstallConfig = serde_json::from_value(value)
-        .with_context(|| format!("{}: not an install-config", path.display()))?;
-    if let Some(spec) = &config.capabilities {
-        check_baseline(path, spec)?;
-    }
-    Ok(config)
-}
-
-/// oc refuses an install-config whose baseline it does not know.
-fn check_baseline(path: &Path, spec: &CapabilitiesSpec) -> Result<()> {
-    match spec.baseline_capability_set.as_deref() {
-        Some(b) if b.parse::<crate::capability::CapabilitySet>().is_err() => {
-            bail!(
-                "{}: unrecognized baselineCapabilitySet {b:?}",
-                path.display()
-            )
-        }
-        _ => Ok(()),
-    }
-}
-
-fn read_cluster_version(path: &Path) -> Result<ClusterVersionInput> {
-    let value = read_document(path)?;
-    let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
-    let api_version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if kind != "ClusterVersion" || api_version != "config.openshift.io/v1" {
-        bail!(
-            "{}: expected a config.openshift.io/v1 ClusterVersion, found {api_version} {kind}",
-            path.display()
-        );
-    }
-    let field = |pointer: &str| value.pointer(pointer).cloned().filter(|v| !v.is_null());
-    let capabilities: Option<CapabilitiesSpec> = field("/spec/capabilities")
-        .map(serde_json::from_value)
-        .transpose()
-        .with_context(|| format!("{}: spec.capabilities", path.display()))?;
-    let overrides: Vec<ComponentOverride> = field("/spec/overrides")
-        .map(serde_json::from_value)
-        .transpose()
-        .with_context(|| format!("{}: spec.overrides", path.display()))?
-        .unwrap_or_default();
-    let prior_enabled: Vec<Capability> = field("/status/capabilities/enabledCapabilities")
-        .map(serde_json::from_value)
-        .transpose()
-        .with_context(|| {
-            format!(
-                "{}: status.capabilities.enabledCapabilities",
-                path.display()
-            )
-        })?
-        .unwrap_or_default();
-    Ok(ClusterVersionInput {
-        capabilities,
-        overrides,
-        prior_enabled,
     })
 }
 

@@ -1,5 +1,6 @@
 //! `cvo render`, `cvo explain`, `cvo hash`.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,6 +27,10 @@ pub struct RenderArgs {
     /// original: documents as written; json: the CVO's raw JSON, as upstream render writes it.
     #[arg(long, value_enum, default_value_t = RenderFormat::Original)]
     pub format: RenderFormat,
+    /// Replace DIR/manifests even when it holds files cvo render did not write (they are
+    /// deleted).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
 }
@@ -45,10 +50,37 @@ pub struct ExplainArgs {
     pub release_image: Option<String>,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
+    /// table: one aligned row per document; json: a list of documents with every field.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
     pub output: TableOrJson,
     /// Only these documents: metadata.name, file name, or kind/name.
     pub names: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table;
+
+    #[test]
+    fn table_columns_fit_their_widest_cell() {
+        let s = |v: [&str; 3]| v.map(String::from);
+        let lines = table(
+            &s(["A", "LONG HEADER", "LAST"]),
+            &[
+                s(["wide cell", "x", "free text of any length"]),
+                s(["y", "z", ""]),
+            ],
+        );
+        assert_eq!(
+            lines,
+            [
+                "A           LONG HEADER   LAST",
+                "wide cell   x             free text of any length",
+                "y           z",
+            ]
+        );
+        assert!(table::<2>(&[String::new(), String::new()], &[]) == [""]);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -93,6 +125,7 @@ pub fn render(args: RenderArgs, settings: &Settings) -> CliResult {
         &args.payload,
         &load_options(&args.inclusion, args.release_image.clone(), true),
     )?;
+    warn_unknown_release_image(&payload, args.release_image.as_deref());
     let config = args.inclusion.config(&payload)?;
     let format = match args.format {
         RenderFormat::Original => Format::Original,
@@ -100,9 +133,79 @@ pub fn render(args: RenderArgs, settings: &Settings) -> CliResult {
     };
     let rendering = render_payload(&payload, &config, format).map_err(anyhow::Error::from)?;
     let target = args.output_dir.join("manifests");
+    if !args.force {
+        check_replaceable(&target)?;
+    }
     write_rendering(&rendering, &target)?;
     print_render_summary(&payload, &rendering, &target);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The file `cvo render` writes into the manifests directory to mark it as its own: a comment,
+/// then the name of every file it wrote. The CVO and kubectl read only `.yaml`, `.yml` and
+/// `.json` files, so it is never applied.
+pub const RENDER_MARKER: &str = ".cvo-render";
+
+fn marker_text(rendering: &Rendering) -> String {
+    let mut text = String::from(
+        "# Written by `cvo render`, which replaces this directory when it renders again.\n",
+    );
+    for file in &rendering.files {
+        text.push_str(&file.name);
+        text.push('\n');
+    }
+    text
+}
+
+/// A previous rendering may be replaced; a directory holding anything `cvo render` did not
+/// write (no marker, or files the marker does not list) may not, without `--force`.
+fn check_replaceable(target: &Path) -> anyhow::Result<()> {
+    let entries = match fs::read_dir(target) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "{}: cannot read the output directory: {e}",
+                target.display()
+            ));
+        }
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != RENDER_MARKER)
+        .collect();
+    names.sort();
+    let (written, why) = match fs::read_to_string(target.join(RENDER_MARKER)) {
+        Ok(marker) => (
+            marker
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(str::to_string)
+                .collect(),
+            "cvo render did not write",
+        ),
+        Err(_) => (
+            BTreeSet::new(),
+            "it was not written by cvo render (it has no .cvo-render marker) and holds",
+        ),
+    };
+    let foreign: Vec<&String> = names.iter().filter(|n| !written.contains(*n)).collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    const SHOWN: usize = 5;
+    let mut list: Vec<&str> = foreign.iter().take(SHOWN).map(|n| n.as_str()).collect();
+    let more = format!("and {} more", foreign.len().saturating_sub(SHOWN));
+    if foreign.len() > SHOWN {
+        list.push(&more);
+    }
+    anyhow::bail!(
+        "{}: {why} {} file(s) that rendering would delete: {}; move them away, choose another --output-dir, or pass --force to replace the directory anyway",
+        target.display(),
+        foreign.len(),
+        list.join(", ")
+    )
 }
 
 /// Writes into a fresh sibling directory and swaps it in, so a failure never leaves a
@@ -116,11 +219,16 @@ fn write_rendering(rendering: &Rendering, target: &Path) -> anyhow::Result<()> {
     let _ = remove_dir(&staging);
     fs::create_dir_all(&staging)
         .with_context(|| format!("{}: cannot create", staging.display()))?;
-    let written = rendering.files.iter().try_for_each(|file| {
-        let path = staging.join(&file.name);
-        fs::write(&path, &file.contents)
-            .with_context(|| format!("{}: cannot write", path.display()))
-    });
+    let marker = marker_text(rendering);
+    let written = rendering
+        .files
+        .iter()
+        .map(|file| (file.name.as_str(), file.contents.as_str()))
+        .chain(std::iter::once((RENDER_MARKER, marker.as_str())))
+        .try_for_each(|(name, contents)| {
+            let path = staging.join(name);
+            fs::write(&path, contents).with_context(|| format!("{}: cannot write", path.display()))
+        });
     if let Err(e) = written {
         let _ = remove_dir(&staging);
         return Err(e);
@@ -172,6 +280,18 @@ fn print_render_summary(payload: &Payload, rendering: &Rendering, target: &Path)
     }
 }
 
+/// Without release metadata the release image is a placeholder; what is rendered or hashed
+/// with it is not what a cluster would get.
+fn warn_unknown_release_image(payload: &Payload, given: Option<&str>) {
+    if given.is_none() && payload.release.is_none() {
+        tracing::warn!(
+            payload = %payload.origin,
+            "no release-metadata, so the release image ({{{{.ReleaseImage}}}}) is the placeholder {}; pass --release-image IMG for the real one",
+            payload.release_image
+        );
+    }
+}
+
 fn describe_release(payload: &Payload) -> String {
     let layout = match payload.layout {
         Layout::PayloadRoot => "payload root",
@@ -215,35 +335,64 @@ pub fn explain(args: ExplainArgs, settings: &Settings) -> CliResult {
 
 fn print_explain_table(payload: &Payload, rows: &[Explanation]) {
     outln!("# {} ({})", payload.origin, describe_release(payload));
-    outln!(
-        "{:<9} {:<70} {:<28} {:<60} REASON",
-        "INCLUDED",
-        "FILE#DOC",
-        "KIND",
-        "NAMESPACE/NAME"
-    );
-    for row in rows {
-        let object = if row.namespace.is_empty() {
-            row.name.clone()
-        } else {
-            format!("{}/{}", row.namespace, row.name)
-        };
-        outln!(
-            "{:<9} {:<70} {:<28} {:<60} {}",
-            if row.included { "yes" } else { "no" },
-            format!("{}/{}#{}", row.dir, row.file, row.index),
-            row.kind,
-            object,
-            row.reason.as_deref().unwrap_or("")
-        );
+    let header = ["INCLUDED", "FILE#DOC", "KIND", "NAMESPACE/NAME", "REASON"].map(String::from);
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|row| {
+            let object = if row.namespace.is_empty() {
+                row.name.clone()
+            } else {
+                format!("{}/{}", row.namespace, row.name)
+            };
+            [
+                if row.included { "yes" } else { "no" }.to_string(),
+                format!("{}/{}#{}", row.dir, row.file, row.index),
+                row.kind.clone(),
+                object,
+                row.reason.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    for line in table(&header, &cells) {
+        outln!("{line}");
     }
     let included = rows.iter().filter(|r| r.included).count();
     outln!(
-        "# {} documents: {} included, {} excluded",
+        "# {} {}: {} included, {} excluded",
         rows.len(),
+        if rows.len() == 1 {
+            "document"
+        } else {
+            "documents"
+        },
         included,
         rows.len() - included
     );
+}
+
+/// Columns as wide as their widest cell, three spaces apart, as kubectl prints them; the last
+/// column is not padded.
+fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> Vec<String> {
+    let mut widths = [0; N];
+    for row in std::iter::once(header).chain(rows) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    std::iter::once(header)
+        .chain(rows)
+        .map(|row| {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i + 1 == N {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(&format!("{cell:<width$}   ", width = widths[i]));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
 }
 
 pub fn hash(args: HashArgs, settings: &Settings) -> CliResult {
@@ -253,6 +402,7 @@ pub fn hash(args: HashArgs, settings: &Settings) -> CliResult {
         &args.payload,
         &load_options(&args.inclusion, args.release_image.clone(), false),
     )?;
+    warn_unknown_release_image(&payload, args.release_image.as_deref());
     let config = args.inclusion.config(&payload)?.load_time();
     outln!("{}", crate::hash::version_hash(payload.included(&config)));
     Ok(ExitCode::SUCCESS)

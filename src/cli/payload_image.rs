@@ -65,6 +65,7 @@ pub struct InfoArgs {
     /// The platform to choose in a multi-platform image (os/arch); default: the running one.
     #[arg(long, value_name = "OS/ARCH")]
     pub platform: Option<String>,
+    /// text: one field per line; json: the same fields as an object.
     #[arg(short = 'o', long, value_enum, default_value_t = InfoFormat::Text)]
     pub output: InfoFormat,
 }

@@ -28,12 +28,18 @@ pub struct PlanArgs {
     /// Print the unified diff of each updated manifest (JSON output always carries them).
     #[arg(long)]
     pub diff: bool,
+    /// table: a summary for people; json: the whole plan (see README.md).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
     pub output: TableOrJson,
 }
 
 pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
+    args.inclusion.check_capabilities(
+        "--implicitly-enabled",
+        &capability_list(&args.implicitly_enabled),
+        &crate::capability::Registry::standard(),
+    )?;
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
     let from = load_payload(
         settings,
@@ -114,6 +120,9 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         version(&plan.from_version),
         version(&plan.to_version)
     );
+    for warning in &plan.warnings {
+        let _ = writeln!(out, "Warning: {warning}");
+    }
     let _ = writeln!(
         out,
         "\nImplicitly enabled capabilities: {}",
@@ -144,7 +153,12 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         names(&plan.enabled_capabilities)
     );
     section(&mut out, "Create", &plan.create);
-    let _ = writeln!(out, "\nUpdate ({}):", plan.update.len());
+    let _ = writeln!(
+        out,
+        "\nUpdate ({}){}",
+        plan.update.len(),
+        colon(&plan.update)
+    );
     for u in &plan.update {
         let _ = writeln!(out, "  {}", describe(&u.resource));
         if with_diffs {
@@ -154,11 +168,15 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         }
     }
     section(&mut out, "Delete", &plan.delete);
-    let _ = writeln!(
-        out,
-        "\nLeft behind ({}): managed today, not by the new payload; nothing will delete them:",
-        plan.left_behind.len()
-    );
+    if plan.left_behind.is_empty() {
+        let _ = writeln!(out, "\nLeft behind (0)");
+    } else {
+        let _ = writeln!(
+            out,
+            "\nLeft behind ({}): managed today, not by the new payload; nothing will delete them:",
+            plan.left_behind.len()
+        );
+    }
     for l in &plan.left_behind {
         let _ = writeln!(out, "  {}: {}", describe(&l.resource), l.reason);
     }
@@ -166,8 +184,13 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
     out
 }
 
+/// A heading ends with a colon only when a list follows it.
+fn colon<T>(items: &[T]) -> &'static str {
+    if items.is_empty() { "" } else { ":" }
+}
+
 fn section(out: &mut String, title: &str, resources: &[Resource]) {
-    let _ = writeln!(out, "\n{title} ({}):", resources.len());
+    let _ = writeln!(out, "\n{title} ({}){}", resources.len(), colon(resources));
     for r in resources {
         let _ = writeln!(out, "  {}", describe(r));
     }

@@ -143,6 +143,12 @@ impl Payload {
                 }
             });
         warnings.extend(missing_metadata_warnings(&input));
+        if input.manifests.is_empty() && input.release_manifests.is_empty() {
+            problems.push(file_problem(
+                "release-manifests".to_string(),
+                ParseErrorKind::NoManifests,
+            ));
+        }
         let release_image = options
             .release_image
             .clone()
@@ -190,6 +196,18 @@ impl Payload {
     /// The release's major version: the default of the major-version filter.
     pub fn major_version(&self) -> Option<u64> {
         self.release.as_ref().map(Release::major)
+    }
+
+    /// The cluster profiles the payload's documents name (`include.release.openshift.io/<p>`),
+    /// sorted.
+    pub fn annotated_profiles(&self) -> BTreeSet<String> {
+        self.manifests
+            .iter()
+            .filter_map(|m| m.annotations.as_ref())
+            .flat_map(|a| a.keys())
+            .filter_map(|k| k.strip_prefix(crate::include::PROFILE_ANNOTATION_PREFIX))
+            .map(str::to_string)
+            .collect()
     }
 
     /// Every document with its verdict under `config`, in load order.
@@ -474,6 +492,20 @@ mod tests {
         assert_eq!(
             err.problems[0].to_string(),
             r#"release-manifests/release-metadata: unrecognized Cincinnati metadata kind "cincinnati-metadata-v1""#
+        );
+    }
+
+    #[test]
+    fn a_payload_without_manifest_files_is_a_problem() {
+        let mut inp = input(vec![], vec![]);
+        inp.release_metadata = Some(file(
+            "release-metadata",
+            r#"{"kind":"cincinnati-metadata-v0","version":"4.18.0"}"#,
+        ));
+        let err = Payload::from_input(inp, &LoadOptions::default()).unwrap_err();
+        assert_eq!(
+            err.problems[0].to_string(),
+            "release-manifests: no manifest file (*.yaml, *.yml or *.json) in manifests/ or release-manifests/: the CVO would apply nothing"
         );
     }
 

@@ -110,6 +110,38 @@ pub enum SourceError {
         path: String,
         source: std::io::Error,
     },
+    #[error("payload {path}: {}", no_manifests_message(.layout, .candidates))]
+    NoManifests {
+        path: String,
+        layout: Layout,
+        /// Subdirectories that look like payload roots, as `--payload` values.
+        candidates: Vec<String>,
+    },
+}
+
+/// What was found, what was expected, and where a payload seems to be instead.
+fn no_manifests_message(layout: &Layout, candidates: &[String]) -> String {
+    let found = match layout {
+        Layout::PayloadRoot => "manifests/ and release-manifests/ hold no manifest file",
+        Layout::PlainDirectory => "no manifest file in this directory",
+    };
+    let mut message = format!(
+        "{found} (*.yaml, *.yml or *.json); expected a payload root (manifests/ and release-manifests/ with release-metadata and image-references) or a directory of manifests"
+    );
+    const SHOWN: usize = 5;
+    if !candidates.is_empty() {
+        let shown: Vec<String> = candidates
+            .iter()
+            .take(SHOWN)
+            .map(|c| format!("--payload {c}"))
+            .collect();
+        message.push_str(&format!("; did you mean {}", shown.join(" or ")));
+        if candidates.len() > SHOWN {
+            message.push_str(&format!(" ({} more)", candidates.len() - SHOWN));
+        }
+        message.push('?');
+    }
+    message
 }
 
 /// An image's payload: pulled or read from a layout, extracted into the cache, then read as a
@@ -122,7 +154,14 @@ fn image_input(
         source_ref: source.to_string(),
         error,
     })?;
-    let mut input = directory_input(&loaded.dir)?;
+    let mut input = directory_input(&loaded.dir).map_err(|e| match e {
+        SourceError::NoManifests { layout, .. } => SourceError::NoManifests {
+            path: source.to_string(),
+            layout,
+            candidates: Vec::new(),
+        },
+        e => e,
+    })?;
     input.origin = source.to_string();
     Ok(input)
 }
@@ -168,30 +207,78 @@ fn directory_input(root: &Path) -> Result<PayloadInput, SourceError> {
         return Err(SourceError::NotADirectory { path: shown });
     }
     let release_dir = root.join("release-manifests");
-    if !release_dir.is_dir() {
-        return Ok(PayloadInput {
+    let input = if !release_dir.is_dir() {
+        PayloadInput {
             origin: shown,
             layout: Layout::PlainDirectory,
             manifests: vec![],
             release_manifests: read_dir_files(root)?,
             release_metadata: None,
             image_references: None,
+        }
+    } else {
+        let manifests_dir = root.join("manifests");
+        let manifests = if manifests_dir.is_dir() {
+            read_dir_files(&manifests_dir)?
+        } else {
+            vec![]
+        };
+        PayloadInput {
+            origin: shown,
+            layout: Layout::PayloadRoot,
+            manifests,
+            release_manifests: read_dir_files(&release_dir)?,
+            release_metadata: read_optional(&release_dir, RELEASE_METADATA),
+            image_references: read_optional(&release_dir, IMAGE_REFERENCES),
+        }
+    };
+    // A payload root with release metadata but no manifest is loaded, so that what is wrong
+    // with its metadata is reported too; loading then fails for the missing manifests.
+    let nothing_read = input.manifests.is_empty()
+        && input.release_manifests.is_empty()
+        && input.release_metadata.is_none()
+        && input.image_references.is_none();
+    if nothing_read {
+        return Err(SourceError::NoManifests {
+            path: input.origin,
+            layout: input.layout,
+            candidates: payload_roots_below(root),
         });
     }
-    let manifests_dir = root.join("manifests");
-    let manifests = if manifests_dir.is_dir() {
-        read_dir_files(&manifests_dir)?
-    } else {
-        vec![]
-    };
-    Ok(PayloadInput {
-        origin: shown,
-        layout: Layout::PayloadRoot,
-        manifests,
-        release_manifests: read_dir_files(&release_dir)?,
-        release_metadata: read_optional(&release_dir, RELEASE_METADATA),
-        image_references: read_optional(&release_dir, IMAGE_REFERENCES),
-    })
+    Ok(input)
+}
+
+/// Directories up to three levels below `root` that look like payload roots (they hold a
+/// `release-manifests/` directory), as paths to pass to `--payload`; hidden directories and
+/// build output are not searched, and the search gives up after a few thousand directories.
+fn payload_roots_below(root: &Path) -> Vec<String> {
+    const MAX_DEPTH: usize = 3;
+    const MAX_VISITED: usize = 5000;
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0)]);
+    let mut visited = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        visited += 1;
+        if visited > MAX_VISITED {
+            break;
+        }
+        let Ok(entries) = list_entries(&dir) else {
+            continue;
+        };
+        for entry in entries.into_iter().filter(|e| e.is_dir) {
+            if entry.name.starts_with('.') || entry.name == "target" || entry.name == "node_modules"
+            {
+                continue;
+            }
+            let path = dir.join(&entry.name);
+            if path.join("release-manifests").is_dir() {
+                found.push(path.display().to_string());
+            } else if depth + 1 < MAX_DEPTH {
+                queue.push_back((path, depth + 1));
+            }
+        }
+    }
+    found
 }
 
 /// Non-recursive, byte-sorted like Go's `os.ReadDir`, manifest extensions only.
@@ -349,6 +436,52 @@ mod tests {
         let input = read_directory(dir.path()).unwrap();
         assert_eq!(input.layout, Layout::PlainDirectory);
         assert_eq!(input.release_manifests.len(), 1);
+    }
+
+    #[test]
+    fn a_directory_without_manifests_is_an_error_pointing_at_payload_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = |path: &Path| read_directory(path).unwrap_err().to_string();
+        // Empty.
+        assert_eq!(
+            err(dir.path()),
+            format!(
+                "payload {}: no manifest file in this directory (*.yaml, *.yml or *.json); expected a payload root (manifests/ and release-manifests/ with release-metadata and image-references) or a directory of manifests",
+                dir.path().display()
+            )
+        );
+        // The parent of payloads, and a grandparent.
+        for version in ["4.17.0", "4.18.0"] {
+            let rm = dir
+                .path()
+                .join("payloads")
+                .join(version)
+                .join("release-manifests");
+            fs::create_dir_all(&rm).unwrap();
+            fs::write(rm.join("a.yaml"), "x").unwrap();
+        }
+        fs::create_dir_all(dir.path().join(".git/x/release-manifests")).unwrap();
+        fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let parent = dir.path().join("payloads");
+        assert!(
+            err(&parent).ends_with(&format!(
+                "; did you mean --payload {p}/4.17.0 or --payload {p}/4.18.0?",
+                p = parent.display()
+            )),
+            "{}",
+            err(&parent)
+        );
+        assert!(err(dir.path()).ends_with(&format!(
+            "; did you mean --payload {p}/4.17.0 or --payload {p}/4.18.0?",
+            p = parent.display()
+        )));
+        // A payload root whose directories hold nothing the CVO reads.
+        let empty_root = dir.path().join("payloads/4.17.0");
+        fs::remove_file(empty_root.join("release-manifests/a.yaml")).unwrap();
+        fs::write(empty_root.join("release-manifests/a.YAML"), "x").unwrap();
+        assert!(err(&empty_root).contains(
+            ": manifests/ and release-manifests/ hold no manifest file (*.yaml, *.yml or *.json)"
+        ));
     }
 
     #[test]

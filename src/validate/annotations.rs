@@ -13,6 +13,7 @@ use crate::include::{
     KNOWN_FEATURE_SETS, MAJOR_VERSION_ANNOTATION, PROFILE_ANNOTATION_PREFIX, include,
 };
 use crate::manifest::{CAPABILITY_ANNOTATION, DELETE_ANNOTATION, Manifest, go_quote};
+use crate::suggest::suggest;
 
 /// The value payload FeatureGate manifests carry so that the CVO leaves them to the config
 /// operator.
@@ -136,23 +137,27 @@ fn capabilities(doc: &Doc, known: &BTreeSet<Capability>) -> Vec<Finding> {
 }
 
 /// Upstream tolerates unknown names on purpose: a component annotates its manifests before
-/// openshift/api learns the name, and presubmit CI then shows the capability disabled.
+/// openshift/api learns the name, and presubmit CI then shows the capability disabled. A near
+/// miss of a known name is not such a name but a typo that excludes the document everywhere.
 fn unknown_capability(doc: &Doc, name: &str, known: &BTreeSet<Capability>) -> Finding {
     let candidates: Vec<&str> = known.iter().map(Capability::as_str).collect();
-    let help = match suggest(name, &candidates) {
-        Some(s) => format!("did you mean {s}? Names are case-sensitive"),
-        None => format!(
+    let (line, column) = locate::value_part(&doc.manifest, CAPABILITY_ANNOTATION, name);
+    let message = format!("unrecognized capability names: {name}");
+    let finding = match suggest(name, &candidates) {
+        Some(near) => Finding::new(
+            Code::MisspelledCapability,
+            &*doc.path,
+            format!("{message}: a near miss of {near}, so the CVO excludes this document on every cluster"),
+        )
+        .help(format!(
+            "did you mean {near}? Names are case-sensitive. If {name} really is a new capability, declare it in capabilities.knownCapabilities of an --inclusion file"
+        )),
+        None => Finding::new(Code::UnknownCapability, &*doc.path, message).help(format!(
             "fine while the capability is being introduced (the CVO excludes the document until openshift/api knows the name); known capabilities: {}",
             candidates.join(", ")
-        ),
+        )),
     };
-    on_key(
-        doc,
-        Code::UnknownCapability,
-        CAPABILITY_ANNOTATION,
-        format!("unrecognized capability names: {name}"),
-    )
-    .help(help)
+    finding.at(line, column)
 }
 
 fn feature_set_and_gate(doc: &Doc) -> Vec<Finding> {
@@ -319,48 +324,6 @@ fn major_version(doc: &Doc, major: Option<u64>) -> Option<Finding> {
     Some(on_key(doc, code, MAJOR_VERSION_ANNOTATION, exclusion.to_string()).help(help))
 }
 
-/// The closest candidate: the same name in other case, else the only one it abbreviates,
-/// else one a few edits away.
-pub(crate) fn suggest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    if let Some(same) = candidates.iter().find(|c| c.eq_ignore_ascii_case(name)) {
-        return Some(same);
-    }
-    let lower = name.to_lowercase();
-    let extending: Vec<&str> = candidates
-        .iter()
-        .copied()
-        .filter(|c| lower.len() >= 4 && c.to_lowercase().starts_with(&lower))
-        .collect();
-    if let [only] = extending[..] {
-        return Some(only);
-    }
-    let limit = (name.chars().count() / 3).max(2);
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&lower, &c.to_lowercase()), *c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,25 +400,64 @@ mod tests {
         assert_eq!(
             (got[0].0, got[0].1, got[0].2, got[0].3.as_str()),
             (
-                Code::UnknownCapability,
+                Code::MisspelledCapability,
                 7,
-                5,
-                "unrecognized capability names: console"
+                35,
+                "unrecognized capability names: console: a near miss of Console, so the CVO excludes this document on every cluster"
             )
         );
-        assert_eq!(got[0].4, "did you mean Console? Names are case-sensitive");
+        assert!(
+            got[0]
+                .4
+                .starts_with("did you mean Console? Names are case-sensitive."),
+            "{}",
+            got[0].4
+        );
+        assert_eq!(
+            (got[1].0, got[1].1, got[1].2),
+            (Code::UnknownCapability, 7, 43)
+        );
         assert!(
             got[1]
                 .4
                 .starts_with("fine while the capability is being introduced")
         );
+        // Near misses of every kind are errors; a new name is a warning; positions are on
+        // the name inside the value, quoted or not.
+        let cases: &[(&str, Code, usize)] = &[
+            ("MachinAPI", Code::MisspelledCapability, 35),
+            ("CONSOLE", Code::MisspelledCapability, 35),
+            ("Consle", Code::MisspelledCapability, 35),
+            ("\"Console+Insight\"", Code::MisspelledCapability, 44),
+            ("Insights+Networking", Code::UnknownCapability, 44),
+            ("Networking", Code::UnknownCapability, 35),
+        ];
+        for (value, code, column) in cases {
+            let got = found(CM, &[(SMHA, "\"true\""), (CAPABILITY_ANNOTATION, value)]);
+            assert_eq!(
+                got.iter().map(|g| (g.0, g.1, g.2)).collect::<Vec<_>>(),
+                vec![(*code, 7, *column)],
+                "{value}"
+            );
+            assert_eq!(
+                code.severity() == crate::validate::Severity::Error,
+                *code == Code::MisspelledCapability
+            );
+        }
+        // A name inside a longer one is not where it is written.
+        let got = found(
+            CM,
+            &[
+                (SMHA, "\"true\""),
+                (CAPABILITY_ANNOTATION, "Networking2+Networking"),
+            ],
+        );
         assert_eq!(
-            found(
-                CM,
-                &[(SMHA, "\"true\""), (CAPABILITY_ANNOTATION, "MachinAPI")]
-            )[0]
-            .4,
-            "did you mean MachineAPI? Names are case-sensitive"
+            got.iter().map(|g| (g.3.as_str(), g.2)).collect::<Vec<_>>(),
+            vec![
+                ("unrecognized capability names: Networking2", 35),
+                ("unrecognized capability names: Networking", 47)
+            ]
         );
     }
 
@@ -550,6 +552,26 @@ mod tests {
         );
     }
 
+    /// A document's position is its first line of YAML, not a comment or a separator above it.
+    #[test]
+    fn document_positions_skip_comments() {
+        let docs = docs_of(&[(
+            "0000_10_a_x.yaml",
+            "# Copyright\n\n# more\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# second\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+        )]);
+        let got: Vec<(Code, Option<usize>, Option<usize>)> = check(&docs, &known(), None)
+            .into_iter()
+            .map(|f| (f.code, f.line, f.column))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Code::NoProfile, Some(4), Some(1)),
+                (Code::NoProfile, Some(10), Some(1))
+            ]
+        );
+    }
+
     #[test]
     fn no_annotations_and_non_string_annotations() {
         let docs = docs_of(&[(
@@ -611,14 +633,5 @@ mod tests {
             got[0].3,
             r#"invalid included major version "x" in annotation: strconv.ParseUint: parsing "x": invalid syntax"#
         );
-    }
-
-    #[test]
-    fn suggestions() {
-        assert_eq!(suggest("storage", &["Storage", "Console"]), Some("Storage"));
-        assert_eq!(suggest("Consol", &["Storage", "Console"]), Some("Console"));
-        assert_eq!(suggest("Networking", &["Storage", "Console"]), None);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

@@ -186,6 +186,7 @@ fn parse_finding(error: &ParseError, path: &str, text: &str) -> Finding {
         ParseErrorKind::Template(_) => Code::Template,
         ParseErrorKind::ReleaseMetadata(_) => Code::ReleaseMetadata,
         ParseErrorKind::ImageReferences(_) => Code::ImageReferences,
+        ParseErrorKind::NoManifests => Code::NoManifests,
     };
     let finding = Finding::new(code, path, error.kind.to_string()).help(error.help());
     let position = match (&error.kind, error.position) {

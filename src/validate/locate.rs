@@ -4,15 +4,52 @@
 
 use crate::manifest::Manifest;
 
-/// 1-based line and column of the start of the document in its file.
+/// 1-based line and column of the start of the document in its file: its first line that is
+/// not blank, a comment, a `---` separator or a directive.
 pub fn document_start(m: &Manifest) -> (usize, usize) {
-    (m.line, 1)
+    let skipped = m
+        .original_text()
+        .lines()
+        .take_while(|l| {
+            let t = l.trim_start();
+            t.is_empty() || t.starts_with('#') || t.starts_with('%') || l.starts_with("---")
+        })
+        .count();
+    let total = m.original_text().lines().count();
+    (m.line + if skipped < total { skipped } else { 0 }, 1)
 }
 
 /// Where mapping key `key` is written in the document, else where the document starts.
 pub fn key(m: &Manifest, key: &str) -> (usize, usize) {
     let text = m.original_text();
     find_key(text, key).map_or_else(|| document_start(m), |offset| in_file(m, offset))
+}
+
+/// Where `part`, one of the `+`-separated names in the value of mapping key `key`, is written
+/// on the key's line; else where the key is.
+pub fn value_part(m: &Manifest, key: &str, part: &str) -> (usize, usize) {
+    let text = m.original_text();
+    let Some(at) = find_key(text, key) else {
+        return document_start(m);
+    };
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let value_start = at + key.len();
+    let line = &text[value_start..line_end];
+    let delimited = |i: usize| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + part.len()..].chars().next();
+        let edge =
+            |c: Option<char>| c.is_none_or(|c| matches!(c, '+' | '"' | '\'' | ' ' | ':' | '\t'));
+        edge(before) && edge(after)
+    };
+    match line
+        .match_indices(part)
+        .map(|(i, _)| i)
+        .find(|&i| delimited(i))
+    {
+        Some(i) if !part.is_empty() => in_file(m, value_start + i),
+        _ => in_file(m, at),
+    }
 }
 
 /// Where `needle` (a value) first appears in the document, else where the document starts.

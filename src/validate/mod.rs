@@ -17,6 +17,7 @@
 //!
 //! | code | severity | what it checks |
 //! | --- | --- | --- |
+//! | `no-manifests` | error | a payload root with no manifest file in `manifests/` or `release-manifests/`: the CVO would apply nothing |
 //! | `unreadable-file` | error | a manifest file cannot be read or is not UTF-8 |
 //! | `ignored-file` | warning | a file the CVO never reads: not `.yaml`/`.yml`/`.json` (case-sensitive) in a manifest directory, or a manifest file at a payload root |
 //! | `ignored-directory` | warning | a subdirectory of a manifest directory: the CVO does not recurse |
@@ -30,7 +31,8 @@
 //! | `redundant-key` | warning | a key repeated in one mapping with the same value: nothing is lost, but strict YAML tools reject it |
 //! | `duplicate-resource` | error | one resource twice in a file (the CVO rejects the file), or in two files that some cluster includes together (upstream does not notice) |
 //! | `annotations-not-strings` | error | an annotation value that is not a string: the CVO then sees no annotations at all and never applies the document |
-//! | `unknown-capability` | warning | a capability name this CVO does not know, with "did you mean" |
+//! | `misspelled-capability` | error | a capability name this CVO does not know that is a near miss of one it knows (`Consle`, `console`): the document is excluded on every cluster |
+//! | `unknown-capability` | warning | a capability name this CVO does not know and that is near none it knows: fine while openshift/api learns it |
 //! | `empty-capability` | error | an empty `+`-separated part of `capability.openshift.io/name`: a name no capability can have |
 //! | `feature-set-and-gate` | error | both `release.openshift.io/feature-set` and `release.openshift.io/feature-gate` |
 //! | `unknown-feature-set` | error | a feature-set value that is not a known feature set |
@@ -68,20 +70,13 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::capability::{Capability, Registry};
-use crate::include::{DEFAULT_CLUSTER_PROFILE, KNOWN_FEATURE_SETS};
+use crate::include::KNOWN_FEATURE_SETS;
 use crate::manifest::{Manifest, ManifestDir};
 use crate::payload::{Layout, PayloadInput};
 
 pub use presence::Scope;
 
-/// The cluster profiles the validator knows. The first three are upstream's; `hypershift` is
-/// what HyperShift-hosted clusters run with, and 349 documents of a current payload carry it.
-pub const KNOWN_PROFILES: &[&str] = &[
-    DEFAULT_CLUSTER_PROFILE,
-    "single-node-developer",
-    "ibm-cloud-managed",
-    "hypershift",
-];
+pub use crate::include::KNOWN_PROFILES;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -108,6 +103,7 @@ impl fmt::Display for Severity {
 /// A stable finding code; see the table in the module documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Code {
+    NoManifests,
     UnreadableFile,
     IgnoredFile,
     IgnoredDirectory,
@@ -121,6 +117,7 @@ pub enum Code {
     RedundantKey,
     DuplicateResource,
     AnnotationsNotStrings,
+    MisspelledCapability,
     UnknownCapability,
     EmptyCapability,
     FeatureSetAndGate,
@@ -145,7 +142,8 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 34] = [
+    pub const ALL: [Code; 36] = [
+        Code::NoManifests,
         Code::UnreadableFile,
         Code::IgnoredFile,
         Code::IgnoredDirectory,
@@ -159,6 +157,7 @@ impl Code {
         Code::RedundantKey,
         Code::DuplicateResource,
         Code::AnnotationsNotStrings,
+        Code::MisspelledCapability,
         Code::UnknownCapability,
         Code::EmptyCapability,
         Code::FeatureSetAndGate,
@@ -184,6 +183,7 @@ impl Code {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Code::NoManifests => "no-manifests",
             Code::UnreadableFile => "unreadable-file",
             Code::IgnoredFile => "ignored-file",
             Code::IgnoredDirectory => "ignored-directory",
@@ -197,6 +197,7 @@ impl Code {
             Code::RedundantKey => "redundant-key",
             Code::DuplicateResource => "duplicate-resource",
             Code::AnnotationsNotStrings => "annotations-not-strings",
+            Code::MisspelledCapability => "misspelled-capability",
             Code::UnknownCapability => "unknown-capability",
             Code::EmptyCapability => "empty-capability",
             Code::FeatureSetAndGate => "feature-set-and-gate",
@@ -412,6 +413,13 @@ pub fn validate(input: &ValidateInput, options: &Options) -> Report {
         .unwrap_or_else(|| crate::payload::default_release_image(meta.release.as_ref()));
     let parsed = documents::parse_all(&input.payload, &meta, &release_image);
     findings.extend(parsed.findings);
+    if input.payload.manifests.is_empty() && input.payload.release_manifests.is_empty() {
+        let problem = crate::manifest::ParseErrorKind::NoManifests;
+        findings.push(
+            Finding::new(Code::NoManifests, "release-manifests", problem.to_string())
+                .help(problem.help()),
+        );
+    }
     let docs = parsed.docs;
     let known = known_capabilities(options);
     let major = options

@@ -94,12 +94,12 @@ fn text_finding(report: &Report, f: &Finding, base: &str) -> String {
     out
 }
 
-/// How many characters to underline: the token that starts at `column` (up to a blank, `:`
-/// or `,`), at least one.
+/// How many characters to underline: the token that starts at `column` (up to a blank, `:`,
+/// `,`, a quote, or the `+` between capability names), at least one.
 fn token_width(line: &str, column: usize) -> usize {
     line.chars()
         .skip(column - 1)
-        .take_while(|c| !c.is_whitespace() && *c != ':' && *c != ',')
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ':' | ',' | '+' | '"' | '\''))
         .count()
         .max(1)
 }
