@@ -1090,9 +1090,9 @@ fn explain_table_fits_its_content() {
 /// Every `-o/--output` says what its formats are.
 #[test]
 fn every_output_flag_is_described_in_help() {
-    // `apply -o` is left to the owners of `cvo apply`.
     for command in [
-        &["explain"][..],
+        &["apply"][..],
+        &["explain"],
         &["graph"],
         &["capabilities"],
         &["plan"],
@@ -1174,4 +1174,42 @@ fn a_placeholder_release_image_is_announced() {
         .assert()
         .success();
     assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("ocp-release:unknown"));
+}
+
+/// Every command lays its help out alike (each description beside its flag), and the release
+/// image flags are offered, under their own heading, only by the commands that read images.
+#[test]
+fn help_is_laid_out_alike_and_image_flags_only_where_images_are_read() {
+    let commands: &[&[&str]] = &[
+        &["render"],
+        &["explain"],
+        &["graph"],
+        &["hash"],
+        &["capabilities"],
+        &["validate"],
+        &["plan"],
+        &["crds"],
+        &["apply"],
+        &["start"],
+        &["payload", "pull"],
+        &["payload", "push"],
+        &["payload", "info"],
+    ];
+    for command in commands {
+        let help = stdout(cvo().args(*command).arg("--help"));
+        let bare = help.lines().find(|l| {
+            let t = l.trim_start();
+            t.starts_with("--") && !t.contains("  ")
+        });
+        assert_eq!(
+            bare, None,
+            "{command:?}: a flag without its description beside it"
+        );
+        let reads_images = !matches!(command[0], "capabilities" | "crds");
+        assert_eq!(
+            help.contains("Release images and registries:\n      --cache-dir"),
+            reads_images,
+            "{command:?}\n{help}"
+        );
+    }
 }

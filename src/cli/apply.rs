@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::connect::connect;
 use super::graph::GraphMode;
-use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
+use super::{CliResult, ImageArgs, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::graph::{Mode, TaskGraph, workers_for};
 use crate::operator::{ApplyReport, apply_payload};
 
@@ -31,8 +31,11 @@ pub struct ApplyArgs {
     pub workers: Option<usize>,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
+    /// text: a summary line, then each task waited on or failed; json: the whole report.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ApplyFormat::Text)]
     pub output: ApplyFormat,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

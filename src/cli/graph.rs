@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
+use super::{CliResult, ImageArgs, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::graph::{Mode, TaskGraph};
 use crate::manifest::Manifest;
 
@@ -21,6 +21,8 @@ pub struct GraphArgs {
     /// text: the nodes and their tasks; json: nodes with tasks and edges; dot: Graphviz.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = GraphFormat::Text)]
     pub output: GraphFormat,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -33,53 +33,49 @@ use crate::manifest::ParseError;
 use crate::payload::{LoadError, LoadOptions, Payload, PayloadSource, read_input};
 
 #[derive(Debug, Parser)]
+// A fixed width (clap measures no terminal without its `wrap_help` feature) wide enough that
+// every command lays its flags out the same way, description beside the flag.
 #[command(
     name = "cvo",
     version,
+    term_width = 120,
     about = "Release-payload processor in the style of the OpenShift Cluster Version Operator"
 )]
 pub struct Cli {
     /// Log format on standard error.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-    #[command(flatten)]
-    pub images: ImageArgs,
     #[command(subcommand)]
     pub command: Command,
 }
 
 /// How release images are reached and where they are extracted: the flags of every command.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Release images and registries")]
 pub struct ImageArgs {
     /// Where release images are extracted [default: $XDG_CACHE_HOME/cvo/payloads, else
     /// ~/.cache/cvo/payloads].
-    #[arg(long, global = true, env = "CVO_CACHE_DIR", value_name = "DIR")]
+    #[arg(long, env = "CVO_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Registry user name (with --registry-password-stdin); default: $REGISTRY_AUTH_FILE or
     /// ~/.docker/config.json, else anonymous.
-    #[arg(
-        long,
-        global = true,
-        value_name = "USER",
-        requires = "registry_password_stdin"
-    )]
+    #[arg(long, value_name = "USER", requires = "registry_password_stdin")]
     pub registry_username: Option<String>,
     /// Read the registry password from standard input (with --registry-username).
-    #[arg(long, global = true, requires = "registry_username")]
+    #[arg(long, requires = "registry_username")]
     pub registry_password_stdin: bool,
     /// A registry (`HOST` or `HOST:PORT`) to reach over plain HTTP; loopback registries always
     /// are.
-    #[arg(long, global = true, value_name = "HOST")]
+    #[arg(long, value_name = "HOST")]
     pub insecure_registry: Vec<String>,
     /// A `certs.d` directory: `DIR/<host[:port]>/*.crt` are the CA certificates (PEM) of that
     /// registry, which is then reached over TLS even on loopback (docker's and podman's
     /// convention); default: /etc/containers/certs.d, then /etc/docker/certs.d.
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub cert_dir: Vec<PathBuf>,
     /// Draw no progress bar while pulling from a registry (none is drawn anyway when standard
     /// error is not a terminal, $CI is set, or the output is machine-readable).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub quiet: bool,
     /// A docker-style auth file (`auths.<host>.auth`) tried before the docker config.
     #[arg(
@@ -211,11 +207,30 @@ pub enum Command {
     Crds(crds::CrdsArgs),
     /// Apply a payload to a cluster once (server-side apply), in task-graph order.
     Apply(apply::ApplyArgs),
-    /// Release images as OCI image layouts: pull (extract), push (pack), info.
+    /// Release images in registries and OCI image layouts: pull (extract), push (pack and
+    /// upload), info.
     Payload(payload_image::PayloadGroup),
     /// Run the operator: apply the payload every resync interval and report ClusterVersion
     /// status, until interrupted (Ctrl-C, SIGTERM).
     Start(start::StartArgs),
+}
+
+impl Command {
+    /// The release-image flags of a command that may read an image.
+    fn images(&self) -> Option<&ImageArgs> {
+        match self {
+            Command::Render(a) => Some(&a.images),
+            Command::Explain(a) => Some(&a.images),
+            Command::Graph(a) => Some(&a.images),
+            Command::Hash(a) => Some(&a.images),
+            Command::Validate(a) => Some(&a.images),
+            Command::Apply(a) => Some(&a.images),
+            Command::Start(a) => Some(&a.images),
+            Command::Plan(a) => Some(&a.images),
+            Command::Payload(a) => Some(a.images()),
+            Command::Capabilities(_) | Command::Crds(_) => None,
+        }
+    }
 }
 
 /// Where the payload comes from; shared by every payload command.
@@ -261,7 +276,8 @@ pub fn run(cli: Cli) -> ExitCode {
         ci.as_deref(),
         output_mode(&cli),
     );
-    let settings = match cli.images.options(progress) {
+    let images = cli.command.images().cloned().unwrap_or_default();
+    let settings = match images.options(progress) {
         Ok(images) => Settings { images },
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -311,7 +327,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Payload(a) => a.machine_output(),
         Command::Render(_) | Command::Hash(_) | Command::Start(_) => false,
     };
-    if cli.images.quiet {
+    if cli.command.images().is_some_and(|i| i.quiet) {
         OutputMode::Quiet
     } else if machine_output || cli.log_format == LogFormat::Json {
         OutputMode::Machine

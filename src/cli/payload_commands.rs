@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
+use super::{CliResult, ImageArgs, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::explain::{Explanation, explain as explain_payload};
 use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::payload::{Layout, LoadOptions, Payload};
@@ -33,6 +33,8 @@ pub struct RenderArgs {
     pub force: bool,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -55,6 +57,8 @@ pub struct ExplainArgs {
     pub output: TableOrJson,
     /// Only these documents: metadata.name, file name, or kind/name.
     pub names: Vec<String>,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[cfg(test)]
@@ -98,6 +102,8 @@ pub struct HashArgs {
     pub release_image: Option<String>,
     #[command(flatten)]
     pub inclusion: InclusionArgs,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 /// Templates in manifests/ see the profile the cluster runs with.

@@ -8,7 +8,7 @@ use anyhow::{Context as _, anyhow, bail};
 use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 
-use super::{CliResult, Settings};
+use super::{CliResult, ImageArgs, Settings};
 use crate::oci::{self, Platform};
 use crate::payload::{LoadOptions, Payload, PayloadSource, read_image, read_input};
 
@@ -22,7 +22,7 @@ pub struct PayloadGroup {
 pub enum PayloadCommand {
     /// Extract a release image's payload (manifests/, release-manifests/, bootstrap/) into DIR.
     Pull(PullArgs),
-    /// Pack a payload directory into an OCI image layout as a release image.
+    /// Pack a payload directory as a release image into an OCI image layout or a registry.
     Push(PushArgs),
     /// Show what a release payload is: version, digest, architectures, manifests, channels.
     Info(InfoArgs),
@@ -39,6 +39,8 @@ pub struct PullArgs {
     /// The platform to choose in a multi-platform image (os/arch); default: the running one.
     #[arg(long, value_name = "OS/ARCH")]
     pub platform: Option<String>,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -54,6 +56,8 @@ pub struct PushArgs {
     /// running one.
     #[arg(long = "platform", value_name = "OS/ARCH")]
     pub platforms: Vec<String>,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -68,6 +72,8 @@ pub struct InfoArgs {
     /// text: one field per line; json: the same fields as an object.
     #[arg(short = 'o', long, value_enum, default_value_t = InfoFormat::Text)]
     pub output: InfoFormat,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -77,6 +83,15 @@ pub enum InfoFormat {
 }
 
 impl PayloadGroup {
+    /// The release-image flags of the subcommand.
+    pub fn images(&self) -> &ImageArgs {
+        match &self.command {
+            PayloadCommand::Pull(a) => &a.images,
+            PayloadCommand::Push(a) => &a.images,
+            PayloadCommand::Info(a) => &a.images,
+        }
+    }
+
     /// Whether the command writes machine-readable output (no progress bar then).
     pub fn machine_output(&self) -> bool {
         matches!(

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::inclusion::capability_list;
 use super::payload_commands::TableOrJson;
-use super::{CliResult, InclusionArgs, PayloadArgs, Settings, load_payload};
+use super::{CliResult, ImageArgs, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
 use crate::plan::{Cluster, Plan, Resource, plan as plan_upgrade};
 
@@ -31,6 +31,8 @@ pub struct PlanArgs {
     /// table: a summary for people; json: the whole plan (see README.md).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
     pub output: TableOrJson,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {

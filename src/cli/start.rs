@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{CliResult, PayloadArgs, Settings, load_payload};
+use super::{CliResult, ImageArgs, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
 use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::operator::metrics::{bind, serve};
@@ -65,6 +65,8 @@ pub struct StartArgs {
     /// The pod this replica runs in (the downward API's `metadata.name`).
     #[arg(long, value_name = "NAME", env = "POD_NAME", hide = true)]
     pub pod_name: Option<String>,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 pub fn start(args: StartArgs, settings: &Settings) -> CliResult {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::{CliResult, InclusionArgs, PayloadArgs, Settings};
+use super::{CliResult, ImageArgs, InclusionArgs, PayloadArgs, Settings};
 use crate::capability::Capability;
 use crate::include::InclusionConfig;
 use crate::manifest::ManifestDir;
@@ -37,6 +37,8 @@ pub struct ValidateArgs {
     /// Fail (exit 1) on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
+    #[command(flatten)]
+    pub images: ImageArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
