@@ -44,7 +44,7 @@ printf '{"kind":"cincinnati-metadata-v0","version":"4.18.0"}' > "$payload/releas
 addr=$(hack/registry/up.sh "$tmp/registry")
 ref=$addr/openshift/release:corpus
 start=$(date +%s.%N)
-pushed=$("$cvo" --cache-dir "$tmp/push-cache" payload push "$payload" "$ref")
+pushed=$("$cvo" payload push --cache-dir "$tmp/push-cache" "$payload" "$ref")
 push_s=$(printf '%.2f' "$(echo "$(date +%s.%N) - $start" | bc)")
 digest=${pushed##* }
 by_digest=$addr/openshift/release@$digest
@@ -57,8 +57,8 @@ echo "push:   ${push_s}s ($ref, $digest)"
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Warm the caches the cached runs use (and check every variant works before timing it).
-"$cvo" --cache-dir "$tmp/cache" payload info "$ref" >/dev/null
-"$cvo" --cache-dir "$tmp/cache" payload info "$by_digest" >/dev/null
+"$cvo" payload info --cache-dir "$tmp/cache" "$ref" >/dev/null
+"$cvo" payload info --cache-dir "$tmp/cache" "$by_digest" >/dev/null
 "$cvo" payload info "$payload" >/dev/null
 
 # name, prepare command (run before each timing, untimed), command
@@ -78,8 +78,8 @@ bench_loop() {
     END { printf "%-34s best %.3f s  median %.3f s  (%d runs)\n", n, t[1], t[int((NR + 1) / 2)], NR }'
 }
 
-info="$cvo --quiet payload info"
-render="$cvo --quiet render --output-dir $shm/out"
+info="$cvo payload info --quiet"
+render="$cvo render --quiet --force --output-dir $shm/out"
 if command -v hyperfine >/dev/null 2>&1; then
   for what in info render; do
     cmd=${!what}

@@ -16,6 +16,7 @@
 //! [`components`] is where the payload components `cvo` ships will live.
 
 pub mod capability;
+pub mod causes;
 pub mod cli;
 pub mod cluster;
 pub mod components;

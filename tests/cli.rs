@@ -1213,3 +1213,12 @@ fn help_is_laid_out_alike_and_image_flags_only_where_images_are_read() {
         );
     }
 }
+
+#[test]
+fn log_format_is_accepted_after_the_command() {
+    let out = cvo()
+        .args(["capabilities", "sets", "--log-format", "json", "-o", "json"])
+        .assert()
+        .success();
+    assert!(!out.get_output().stdout.is_empty());
+}

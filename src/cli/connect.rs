@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, anyhow};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+use crate::causes::{innermost, with_causes};
+
 /// A client for `kubeconfig` (else `$KUBECONFIG`, `~/.kube/config` or the in-cluster config).
 /// With `wait`, its server must answer `/version` within that time (asked every second).
 pub async fn connect(
@@ -20,17 +22,24 @@ pub async fn connect(
             let text = std::fs::read_to_string(path)
                 .map_err(|e| anyhow!("cannot read kubeconfig {}: {e}", path.display()))?;
             let kubeconfig = Kubeconfig::from_yaml(&text)
-                .map_err(|e| anyhow!("kubeconfig {}: {}", path.display(), root_cause(&e)))?;
+                .map_err(|e| anyhow!("kubeconfig {}: {}", path.display(), with_causes(&e)))?;
             kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                 .await
-                .map_err(|e| anyhow!("kubeconfig {}: {}", path.display(), root_cause(&e)))?
+                .map_err(|e| anyhow!("kubeconfig {}: {}", path.display(), with_causes(&e)))?
         }
-        None => kube::Config::infer().await.map_err(|e| {
-            anyhow!(
-                "no cluster configured ({}); pass --kubeconfig FILE or set $KUBECONFIG",
-                root_cause(&e)
-            )
-        })?,
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| match std::env::var_os("KUBECONFIG") {
+                Some(path) => anyhow!(
+                    "$KUBECONFIG {}: {}",
+                    path.to_string_lossy(),
+                    with_causes(&e)
+                ),
+                None => anyhow!(
+                    "no cluster configured ({}); pass --kubeconfig FILE or set $KUBECONFIG",
+                    with_causes(&e)
+                ),
+            })?,
     };
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config)
@@ -40,19 +49,22 @@ pub async fn connect(
     };
     let started = Instant::now();
     loop {
-        match client.apiserver_version().await {
-            Ok(_) => return Ok(client),
-            Err(e) if started.elapsed() >= wait => {
-                return Err(anyhow!(
-                    "cannot reach the Kubernetes API server {server}: {}",
-                    describe(&e)
-                ));
-            }
-            Err(e) => {
-                tracing::warn!(server, error = %describe(&e), "waiting for the API server");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+        // Each attempt is bounded too: a server that accepts connections and never answers.
+        let left = wait
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_secs(1));
+        let problem = match tokio::time::timeout(left, client.apiserver_version()).await {
+            Ok(Ok(_)) => return Ok(client),
+            Ok(Err(e)) => describe(&e),
+            Err(_) => format!("no answer within {}s", left.as_secs()),
+        };
+        if started.elapsed() >= wait {
+            return Err(anyhow!(
+                "cannot reach the Kubernetes API server {server}: {problem}"
+            ));
         }
+        tracing::warn!(server, error = %problem, "waiting for the API server");
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
@@ -70,29 +82,5 @@ fn describe(error: &kube::Error) -> String {
         ),
         kube::Error::Api(status) => format!("{} {}", status.code, status.message),
         other => innermost(other),
-    }
-}
-
-/// The innermost error of a chain.
-fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
-}
-
-/// The innermost error of a chain (where the real cause is: `Connection refused (os error
-/// 111)`, `failed to lookup address information`, a certificate problem).
-pub fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    let text = cause.to_string();
-    if std::ptr::eq(cause, error) {
-        text
-    } else {
-        format!("{error}: {text}")
     }
 }

@@ -49,7 +49,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// How release images are reached and where they are extracted: the flags of every command.
+/// How release images are reached and where they are extracted: the flags of every command
+/// that reads a payload or an image.
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Release images and registries")]
 pub struct ImageArgs {
@@ -78,40 +79,16 @@ pub struct ImageArgs {
     #[arg(long)]
     pub quiet: bool,
     /// A docker-style auth file (`auths.<host>.auth`) tried before the docker config.
-    #[arg(
-        long,
-        global = true,
-        env = "REGISTRY_AUTH_FILE",
-        value_name = "FILE",
-        hide = true
-    )]
+    #[arg(long, env = "REGISTRY_AUTH_FILE", value_name = "FILE", hide = true)]
     pub registry_auth_file: Option<PathBuf>,
     /// The docker configuration directory (its `config.json` holds registry credentials).
-    #[arg(
-        long,
-        global = true,
-        env = "DOCKER_CONFIG",
-        value_name = "DIR",
-        hide = true
-    )]
+    #[arg(long, env = "DOCKER_CONFIG", value_name = "DIR", hide = true)]
     pub docker_config: Option<PathBuf>,
     /// At most this many uncompressed bytes in a release image's layers.
-    #[arg(
-        long,
-        global = true,
-        env = "CVO_OCI_MAX_BYTES",
-        value_name = "BYTES",
-        hide = true
-    )]
+    #[arg(long, env = "CVO_OCI_MAX_BYTES", value_name = "BYTES", hide = true)]
     pub max_image_bytes: Option<u64>,
     /// At most this many entries in a release image's layers.
-    #[arg(
-        long,
-        global = true,
-        env = "CVO_OCI_MAX_ENTRIES",
-        value_name = "N",
-        hide = true
-    )]
+    #[arg(long, env = "CVO_OCI_MAX_ENTRIES", value_name = "N", hide = true)]
     pub max_image_entries: Option<u64>,
 }
 

@@ -69,7 +69,11 @@ pub struct StartArgs {
     pub images: ImageArgs,
 }
 
-pub fn start(args: StartArgs, settings: &Settings) -> CliResult {
+pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
+    // An empty $CLUSTER_PROFILE is the default profile, as upstream reads it.
+    if args.cluster_profile.is_empty() {
+        args.cluster_profile = DEFAULT_CLUSTER_PROFILE.to_string();
+    }
     // A release image is its own release image (upstream passes the pullspec it runs from).
     let from_image = match args.payload.source() {
         PayloadSource::Registry(_) | PayloadSource::OciLayout { .. } => {

@@ -320,7 +320,7 @@ fn net_err(
     let what = format!("{what} {reference}");
     let anonymous = matches!(auth, RegistryAuth::Anonymous);
     move |e| {
-        let text = with_causes(&e);
+        let text = crate::causes::with_causes(&e);
         let hint = if anonymous
             && (text.contains("authorized") || text.contains("401") || text.contains("denied"))
         {
@@ -339,24 +339,6 @@ fn net_err(
         };
         OciError::Invalid(format!("{what}: {text}{hint}"))
     }
-}
-
-/// An error with its causes (`error sending request for url (…): client error (Connect):
-/// tcp connect error: Connection refused (os error 111)`): the outer text alone hides whether
-/// the registry refused the connection, its name did not resolve or TLS failed. A cause whose
-/// text its parent already shows is not repeated.
-fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(next) = cause {
-        let part = next.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        cause = next.source();
-    }
-    text
 }
 
 /// Runs a future on a fresh runtime on its own thread (callers may already be inside one).
@@ -655,7 +637,8 @@ pub fn load(reference_text: &str, options: &Options) -> Result<super::Loaded, Oc
     block_on(pull(reference_text, options))
 }
 
-/// The image `reference_text` names by digest, when a pull already put it in the cache.
+/// The image `reference_text` names by digest, when a pull already put it in the cache (its
+/// layer blobs, extracted, are dropped).
 fn cached_by_digest(reference_text: &str, options: &Options) -> Option<super::Loaded> {
     let (_, digest) = reference_text.rsplit_once('@')?;
     let dir = layout_dir(options, &Digest::parse(digest).ok()?);
@@ -672,13 +655,16 @@ fn cached_by_digest(reference_text: &str, options: &Options) -> Option<super::Lo
 }
 
 /// Pulls a release image from a registry into the payload cache (or finds it there). The
-/// network I/O runs on the caller's runtime; extracting the layers runs on its blocking pool.
+/// requests run on the caller's runtime; reading the cache and extracting the layers run on its
+/// blocking pool (blobs are still streamed to disk from the async task).
 pub async fn pull(reference_text: &str, options: &Options) -> Result<super::Loaded, OciError> {
     // By digest and already pulled: no network at all, and no full parse of the reference
     // either (oci-spec compiles its reference regex on first use: ~20 ms of CPU, which would
     // make a cached load measurably slower than loading the same directory). The digest alone
     // names the content; a malformed reference text still fails below when not cached.
-    if let Some(loaded) = cached_by_digest(reference_text, options) {
+    let (text, cache) = (reference_text.to_string(), options.clone());
+    let cached = tokio::task::spawn_blocking(move || cached_by_digest(&text, &cache)).await;
+    if let Ok(Some(loaded)) = cached {
         return Ok(loaded);
     }
     let reference = parse_reference(reference_text)?;

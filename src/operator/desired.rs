@@ -82,26 +82,25 @@ pub enum ReleaseSources {
     RegistriesAndLocalFiles,
 }
 
-/// Where `image`, named by the cluster, is retrieved from; an image that is no pullspec is
-/// refused (`RetrievePayload`) unless local files are allowed.
-pub fn release_source(image: &str, sources: ReleaseSources) -> Result<PayloadSource, LoadFailure> {
-    match sources {
-        ReleaseSources::RegistriesAndLocalFiles => Ok(PayloadSource::from_arg(Some(image))),
-        ReleaseSources::Registries if is_pullspec(image) => {
-            Ok(PayloadSource::Registry(image.to_string()))
-        }
-        ReleaseSources::Registries => Err(LoadFailure {
-            step: PayloadLoadStep::RetrievePayload,
-            error: format!(
-                "{image:?} is not a release image pullspec (HOST[:PORT]/REPOSITORY[:TAG] or ...@sha256:DIGEST): the operator only pulls release images from registries"
-            ),
-        }),
+/// Where `image`, named by the cluster, is pulled from: its registry, when it is a pullspec;
+/// otherwise it is refused (`RetrievePayload`). Local files (tests only) are
+/// [`super::retrieve`]'s to resolve.
+pub fn release_source(image: &str) -> Result<PayloadSource, LoadFailure> {
+    if is_pullspec(image) {
+        return Ok(PayloadSource::Registry(image.to_string()));
     }
+    Err(LoadFailure {
+        step: PayloadLoadStep::RetrievePayload,
+        error: format!(
+            "{image:?} is not a release image pullspec (HOST[:PORT]/REPOSITORY[:TAG] or ...@sha256:DIGEST): the operator only pulls release images from registries"
+        ),
+    })
 }
 
-/// A fully qualified image reference: a registry host (with a `.` or a port, or `localhost`),
-/// a repository, and a tag or digest; no transport prefix (`docker://`, `oci-layout:`,
-/// `file://`). Short Docker Hub names are not accepted: a cluster names its registry.
+/// A fully qualified image reference: a registry host (with a `.` or a port, or `localhost`;
+/// bracketed IPv6 hosts need a port), a repository, and optionally a tag or digest; no
+/// transport prefix (`docker://`, `oci-layout:`, `file://`). Short Docker Hub names are not
+/// accepted: a cluster names its registry.
 fn is_pullspec(image: &str) -> bool {
     let Some((host, rest)) = image.split_once('/') else {
         return false;
@@ -218,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_cluster_names_releases_by_pullspec_only() {
-        let registry = |image: &str| release_source(image, ReleaseSources::Registries);
+        let registry = release_source;
         for ok in [
             "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64",
             "quay.io/openshift-release-dev/ocp-release@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
@@ -248,10 +247,5 @@ mod tests {
                 "{bad}: {e}"
             );
         }
-        let local = release_source("payloads/4.18.0", ReleaseSources::RegistriesAndLocalFiles);
-        assert_eq!(
-            local,
-            Ok(PayloadSource::Directory("payloads/4.18.0".into()))
-        );
     }
 }

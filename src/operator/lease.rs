@@ -62,6 +62,16 @@ pub enum LeaseError {
     },
 }
 
+/// Why one attempt at the Lease failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AttemptError {
+    /// Creating the Lease answered 404: its namespace does not exist (or the API is missing).
+    #[error("cannot create the Lease: {}", .0.message)]
+    CannotCreate(Box<kube::core::Status>),
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+}
+
 /// One candidate for one Lease.
 #[derive(Clone)]
 pub struct LeaderElector {
@@ -107,7 +117,7 @@ impl LeaderElector {
 
     /// One attempt: creates the Lease, renews it if held, takes it over if free or expired.
     /// `Ok(true)` when this candidate holds the lease afterwards; a lost race is `Ok(false)`.
-    pub async fn try_acquire_or_renew(&self) -> Result<bool, kube::Error> {
+    pub async fn try_acquire_or_renew(&self) -> Result<bool, AttemptError> {
         let me = self.config.identity.as_str();
         let Some(mut lease) = self.api.get_opt(&self.config.name).await? else {
             let lease = Lease {
@@ -125,7 +135,12 @@ impl LeaderElector {
                     ..Default::default()
                 }),
             };
-            return conflict_is_false(self.api.create(&PostParams::default(), &lease).await);
+            return match self.api.create(&PostParams::default(), &lease).await {
+                // Creating a namespaced object answers 404 only when its namespace (or the
+                // Lease API) is missing.
+                Err(kube::Error::Api(s)) if s.code == 404 => Err(AttemptError::CannotCreate(s)),
+                created => Ok(conflict_is_false(created)?),
+            };
         };
         let spec = lease.spec.get_or_insert_with(Default::default);
         if spec.holder_identity.as_deref() == Some(me) {
@@ -150,7 +165,7 @@ impl LeaderElector {
             .api
             .replace(&self.config.name, &PostParams::default(), &lease)
             .await;
-        conflict_is_false(replaced)
+        Ok(conflict_is_false(replaced)?)
     }
 
     /// Creates the Lease's namespace, which a fresh cluster may lack (the installer normally
@@ -225,8 +240,8 @@ impl LeaderElector {
                     true
                 }
                 Ok(false) => false,
-                // Creating a namespaced object answers 404 only when its namespace is missing.
-                Err(kube::Error::Api(s)) if s.code == 404 => {
+                Err(e @ AttemptError::CannotCreate(_)) => {
+                    tracing::warn!(error = %e, namespace = %self.config.namespace, "the lease namespace may be missing");
                     self.create_namespace().await?;
                     false
                 }

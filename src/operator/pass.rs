@@ -83,10 +83,15 @@ impl SyncState {
         self.release_failure = None;
     }
 
-    /// Remembers what a pass did: its capabilities (the next pass's prior ones), which
-    /// ClusterOperators are still updating, and whether it failed (the reconcile rotation).
-    pub fn record_pass(&mut self, plan: &PassPlan<'_>, report: &ApplyReport, now: &Time) {
+    /// Remembers a plan's capabilities as the next pass's prior ones, before it is executed
+    /// (upstream fixes them before applying: a pass cut short has enabled them all the same).
+    pub fn record_capabilities(&mut self, plan: &PassPlan<'_>) {
         self.capabilities = Some(plan.capabilities.clone());
+    }
+
+    /// Remembers what a pass did: which ClusterOperators are still updating, and whether it
+    /// failed (the reconcile rotation).
+    pub fn record_pass(&mut self, report: &ApplyReport, now: &Time) {
         self.start_times.observe(report, now);
         self.attempt = if report.is_success() {
             0
@@ -448,12 +453,25 @@ mod tests {
                 .enabled
                 .contains(&Capability::new("baremetal"))
         );
-        // The manifests passed the load-time filters only: capabilities are checked per task.
-        let ids = |ms: &[&Manifest]| ms.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
-        let load_time = payload.included(&plan.config.load_time());
-        assert_eq!(ids(&plan.manifests), ids(&load_time));
+        // The manifests passed the load-time filters only: a disabled capability's manifests
+        // are planned, and skipped per task at apply time.
+        let baremetal = (plan.manifests.iter())
+            .filter(|m| {
+                m.capabilities()
+                    .unwrap_or_default()
+                    .contains(&Capability::new("baremetal"))
+            })
+            .collect::<Vec<_>>();
+        assert!(!baremetal.is_empty(), "4.18.0 has baremetal manifests");
+        let apply_time = plan.config.apply_time();
+        for m in baremetal {
+            assert!(
+                crate::include::include(m, &apply_time).is_err(),
+                "{}",
+                m.describe()
+            );
+        }
         assert_eq!(plan.config.major_version, Some(4));
-        assert_eq!(plan.workers, workers_for(plan.mode, &plan.graph));
         let tasks: usize = plan.graph.nodes.iter().map(|n| n.tasks.len()).sum();
         assert_eq!(
             tasks,
@@ -528,11 +546,13 @@ mod tests {
             }],
             ..Default::default()
         };
-        state.record_pass(&plan, &failed, &observed.now);
-        state.record_pass(&plan, &failed, &observed.now);
+        state.record_pass(&failed, &observed.now);
+        state.record_pass(&failed, &observed.now);
         assert_eq!(state.attempt, 2);
+        assert_eq!(state.capabilities, None, "recorded when planned, not here");
+        state.record_capabilities(&plan);
         assert_eq!(state.capabilities.as_ref(), Some(&plan.capabilities));
-        state.record_pass(&plan, &ApplyReport::default(), &observed.now);
+        state.record_pass(&ApplyReport::default(), &observed.now);
         assert_eq!(state.attempt, 0);
     }
 

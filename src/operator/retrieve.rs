@@ -17,7 +17,10 @@ pub async fn retrieve(
     sources: ReleaseSources,
     cluster_profile: &str,
 ) -> Result<Payload, LoadFailure> {
-    let source = release_source(&release.image, sources)?;
+    let source = match sources {
+        ReleaseSources::Registries => release_source(&release.image)?,
+        ReleaseSources::RegistriesAndLocalFiles => PayloadSource::from_arg(Some(&release.image)),
+    };
     let pulled = match &source {
         PayloadSource::Registry(reference) => Some(
             oci::registry::pull(reference, images)

@@ -12,6 +12,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::cluster::validation::{clear_invalid_fields, validate_cluster_version};
 use crate::cluster::{ClusterVersion, ClusterVersionStatus};
@@ -21,7 +22,7 @@ use super::apply::{ApplyOptions, apply_graph};
 use super::desired::{ReleaseSources, SwitchDecision, requested_release, switch_decision};
 use super::lease::{LeaderElector, LeaseConfig};
 use super::metrics::Metrics;
-use super::outcome::{ApplyReport, LoadFailure, PayloadLoadStep, RequestedUpdate};
+use super::outcome::{ApplyReport, Effect, LoadFailure, PayloadLoadStep, RequestedUpdate};
 pub use super::pass::SyncState;
 use super::pass::{
     Observed, OperatorFacts, PassInput, PassPlan, SyncMode, accept_release, pass_status, plan_pass,
@@ -41,8 +42,8 @@ pub struct RunOptions {
     pub resync_interval: Duration,
     /// One pass, then return: an error when it could not apply everything.
     pub once: bool,
-    /// How long to wait for the ClusterVersion before giving up; `None`: for ever, as an
-    /// operator in its pod does.
+    /// How long to wait for the ClusterVersion (and, with `once`, for the Lease) before giving
+    /// up; `None`: for ever, as an operator in its pod does.
     pub wait_for_cluster_version: Option<Duration>,
     /// The cluster profile, the exclusion id and the always-enabled capabilities.
     pub facts: OperatorFacts,
@@ -145,17 +146,22 @@ async fn run_passes(
     let mut state = SyncState::default();
     let api: Api<ClusterVersion> = Api::all(client.clone());
     let mut changes = spec_changes(&api);
-    let waiting_since = std::time::Instant::now();
+    let deadline = (options.wait_for_cluster_version).map(|limit| (Instant::now() + limit, limit));
+    let gave_up = |limit| {
+        anyhow::anyhow!(
+            "ClusterVersion {CLUSTER_VERSION_NAME} could not be read within {}; create it (the installer does) and check that the API server answers",
+            seconds(limit)
+        )
+    };
     loop {
-        if let Some(limit) = options.wait_for_cluster_version
-            && waiting_since.elapsed() >= limit
-        {
-            anyhow::bail!(
-                "ClusterVersion {CLUSTER_VERSION_NAME} could not be read within {}s; create it (the installer does) and check that the API server answers",
-                limit.as_secs()
-            );
-        }
-        match api.get_opt(CLUSTER_VERSION_NAME).await {
+        let read = api.get_opt(CLUSTER_VERSION_NAME);
+        let read = match deadline {
+            Some((at, limit)) => tokio::time::timeout_at(at, read)
+                .await
+                .map_err(|_| gave_up(limit))?,
+            None => read.await,
+        };
+        match read {
             Ok(Some(_)) => break,
             Ok(None) => tracing::info!("waiting for ClusterVersion {CLUSTER_VERSION_NAME}"),
             // The CRD itself may not be served yet.
@@ -164,13 +170,29 @@ async fn run_passes(
             }
             Err(e) => tracing::warn!(error = %e, "cannot read the ClusterVersion"),
         }
+        if let Some((at, limit)) = deadline
+            && Instant::now() >= at
+        {
+            return Err(gave_up(limit));
+        }
         if sleep_or_shutdown(options.poll_interval, &mut shutdown).await {
             return Ok(());
         }
     }
     let mut consecutive_errors = 0;
     loop {
-        if wait_for_leadership(&mut leader, &mut shutdown).await {
+        let leading = wait_for_leadership(&mut leader, &mut shutdown);
+        // A one-shot run does not wait for ever on a Lease another replica holds.
+        let stopping = match options.wait_for_cluster_version.filter(|_| options.once) {
+            Some(limit) => tokio::time::timeout(limit, leading).await.map_err(|_| {
+                anyhow::anyhow!(
+                    "another replica holds the Lease; it was not free within {}",
+                    seconds(limit)
+                )
+            })?,
+            None => leading.await,
+        };
+        if stopping {
             tracing::info!("shutting down");
             return Ok(());
         }
@@ -180,8 +202,8 @@ async fn run_passes(
         let pass = tokio::select! {
             result = timed => result.unwrap_or_else(|_| {
                 Err(anyhow::anyhow!(
-                    "the pass did not finish within {}s; its remaining tasks were cancelled",
-                    options.pass_timeout.as_secs()
+                    "the pass did not finish within {}; its remaining tasks were cancelled",
+                    seconds(options.pass_timeout)
                 ))
             }),
             // As upstream cancels its context: tasks stop at their next request; every apply
@@ -195,7 +217,9 @@ async fn run_passes(
         let once_failure = match &pass {
             Ok(pass) if !pass.report.is_success() => Some(anyhow::anyhow!(
                 "the pass did not apply everything: {} task(s) failed, {} not attempted",
-                pass.report.errors.len(),
+                (pass.report.errors.iter())
+                    .filter(|e| e.effect != Effect::Report)
+                    .count(),
                 pass.report.incomplete
             )),
             Ok(_) => None,
@@ -210,6 +234,12 @@ async fn run_passes(
                 } else {
                     consecutive_errors + 1
                 };
+            }
+            // With --once the error is the run's own, reported once by the caller.
+            Err(_) if options.once => {
+                if let Some(metrics) = &options.metrics {
+                    metrics.observe_pass_error();
+                }
             }
             Err(e) => {
                 tracing::error!(error = format!("{e:#}"), "pass failed");
@@ -477,28 +507,41 @@ async fn select_payload(
     }
 }
 
-/// [`retrieve`] within `options.payload_timeout`.
+/// [`retrieve`] within `options.payload_timeout`. The retrieval runs as a task of its own: one
+/// that times out is not cancelled but goes on in the background and fills the image cache, so
+/// a large release on a slow registry is adopted by a later pass instead of being pulled from
+/// scratch every time.
 async fn retrieve_in_time(
     release: &RequestedUpdate,
     options: &RunOptions,
 ) -> Result<Payload, LoadFailure> {
-    let retrieval = retrieve(
-        release,
-        &options.images,
-        options.release_sources,
-        &options.facts.profile,
-    );
-    tokio::time::timeout(options.payload_timeout, retrieval)
-        .await
-        .unwrap_or_else(|_| {
-            Err(LoadFailure {
-                step: PayloadLoadStep::RetrievePayload,
-                error: format!(
-                    "retrieving the payload did not finish within {}s",
-                    options.payload_timeout.as_secs()
-                ),
-            })
-        })
+    let (release, images) = (release.clone(), options.images.clone());
+    let (sources, profile) = (options.release_sources, options.facts.profile.clone());
+    let retrieval =
+        tokio::spawn(async move { retrieve(&release, &images, sources, &profile).await });
+    match tokio::time::timeout(options.payload_timeout, retrieval).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => Err(LoadFailure {
+            step: PayloadLoadStep::RetrievePayload,
+            error: format!("the retrieval task failed: {e}"),
+        }),
+        Err(_) => Err(LoadFailure {
+            step: PayloadLoadStep::RetrievePayload,
+            error: format!(
+                "retrieving the payload did not finish within {}",
+                seconds(options.payload_timeout)
+            ),
+        }),
+    }
+}
+
+/// `12s`, or `0.250s` below a second.
+fn seconds(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{:.3}s", duration.as_secs_f64())
+    } else {
+        format!("{}s", duration.as_secs())
+    }
 }
 
 /// Applies `plan` to the cluster.
@@ -566,12 +609,14 @@ pub async fn sync_once(
         state,
     };
     let plan = plan_pass(&input, &payload);
+    // Fixed before anything is applied: a pass cut short has still enabled them.
+    state.record_capabilities(&plan);
     if let Some(metrics) = &options.metrics {
         metrics.set_capabilities(&plan.capabilities);
     }
     let cv = &observed.cluster_version;
     let report = execute(client, &plan, cv, options).await;
-    state.record_pass(&plan, &report, &observed.now);
+    state.record_pass(&report, &observed.now);
     let status = pass_status(&observed, &plan, &report, state);
     let status_written = write_status(&api, cv.status.as_ref(), &status).await?;
     Ok(PassResult {

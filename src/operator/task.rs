@@ -23,7 +23,8 @@ pub enum Action {
     /// `release.openshift.io/delete: "true"`: delete (in Updating mode), never create.
     Delete,
     /// A ClusterOperator: not desired state, the CVO waits on the operator to report it
-    /// (spec §5.4). Not applied, and not done, in this increment.
+    /// (spec §5.4): pre-created when absent, then done once it reports what the manifest
+    /// expects.
     WaitClusterOperator,
 }
 

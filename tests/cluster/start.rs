@@ -789,7 +789,7 @@ pub async fn start_wakes_on_spec_change_and_bounds_passes(ctx: &Ctx<'_>) -> anyh
         .context("a cancelled --once pass succeeded")?;
     ensure!(
         format!("{error:#}")
-            == "the pass failed: the pass did not finish within 0s; its remaining tasks were cancelled",
+            == "the pass failed: the pass did not finish within 0.001s; its remaining tasks were cancelled",
         "{error:#}"
     );
     ensure!(metrics.passes("error") == 1, "{}", metrics.encode());
