@@ -23,6 +23,10 @@ pub struct Cluster {
     pub config: InclusionConfig,
     /// `status.capabilities` implicitly enabled before this upgrade.
     pub implicitly_enabled: BTreeSet<Capability>,
+    /// Its capabilities worked out with the new release's registry, when that declares
+    /// capabilities of its own (a new `vCurrent` member is enabled by a `vCurrent` baseline);
+    /// `None`: the same as today's.
+    pub capabilities_after: Option<CapabilityFilter>,
 }
 
 /// A resource the plan talks about.
@@ -91,11 +95,18 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
         },
         &cluster.implicitly_enabled,
     );
+    let with_new = cluster
+        .capabilities_after
+        .clone()
+        .unwrap_or_else(|| caps.clone());
     let after = CapabilityFilter {
-        known_capabilities: caps.known_capabilities.clone(),
-        enabled_capabilities: caps
-            .enabled_capabilities
-            .union(&implicit.capabilities)
+        known_capabilities: (caps.known_capabilities.iter())
+            .chain(&with_new.known_capabilities)
+            .cloned()
+            .collect(),
+        enabled_capabilities: (caps.enabled_capabilities.iter())
+            .chain(&implicit.capabilities)
+            .chain(&with_new.enabled_capabilities)
             .cloned()
             .collect(),
     };
@@ -329,6 +340,7 @@ mod tests {
                 ..Default::default()
             },
             implicitly_enabled: BTreeSet::new(),
+            capabilities_after: None,
         }
     }
 

@@ -1222,3 +1222,46 @@ fn log_format_is_accepted_after_the_command() {
         .success();
     assert!(!out.get_output().stdout.is_empty());
 }
+
+/// A capability the payload declares is known to every command: accepted in flags, and its
+/// manifests are kept or excluded by the baseline like any other.
+#[test]
+fn a_payload_declared_capability_is_known() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let explain = |extra: &[&str]| {
+        json(
+            cvo()
+                .current_dir(repo)
+                .args([
+                    "explain",
+                    "--payload",
+                    "testdata/validate/declared",
+                    "-o",
+                    "json",
+                ])
+                .args(extra),
+        )
+    };
+    let none = explain(&["--capabilities-baseline", "None"]);
+    assert_eq!(
+        none[0]["reason"], "disabled capabilities: Widgets",
+        "{none}"
+    );
+    let added = explain(&[
+        "--capabilities-baseline",
+        "None",
+        "--additional-capabilities",
+        "Widgets",
+    ]);
+    assert_eq!(added[0]["included"], true, "{added}");
+    let current = explain(&[]);
+    assert_eq!(current[0]["included"], true, "vCurrent has it: {current}");
+    let typo = fails(cvo().current_dir(repo).args([
+        "explain",
+        "--payload",
+        "testdata/validate/declared",
+        "--additional-capabilities",
+        "Widgts",
+    ]));
+    assert!(typo.contains("did you mean Widgets"), "{typo}");
+}

@@ -265,6 +265,29 @@ fn images_and_cluster_operators() {
     assert_eq!(code, 1);
 }
 
+/// A payload's own capabilities: the well-declared one is known (its manifests are not an
+/// `unknown-capability`); a clash with openshift/api, a double declaration and a missing
+/// description are errors.
+#[test]
+fn declared_capabilities() {
+    let (code, rows) = findings(&case("declared"), &[]);
+    let declaration = row(
+        "capability-declaration",
+        "release-manifests/release-metadata",
+        None,
+    );
+    assert_eq!(rows, vec![declaration; 3]);
+    assert_eq!(code, 1);
+    let (_, out) = run(&["--payload", &case("declared")]);
+    for message in [
+        "capability \"Console\" is already an openshift/api capability",
+        "capability \"Widgets\" is declared twice",
+        "capability \"Gadgets\" has no description",
+    ] {
+        assert!(out.contains(message), "{message}: {out}");
+    }
+}
+
 #[test]
 fn every_code_is_proven_by_a_bad_payload() {
     let mut seen = std::collections::BTreeSet::new();
@@ -276,6 +299,7 @@ fn every_code_is_proven_by_a_bad_payload() {
         "capabilities",
         "metadata",
         "images",
+        "declared",
     ] {
         seen.extend(findings(&case(name), &[]).1.into_iter().map(|r| r.0));
     }

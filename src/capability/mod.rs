@@ -26,7 +26,9 @@ mod status;
 mod types;
 mod validate;
 
-pub use registry::{Registry, sets_json};
+pub use registry::{
+    DECLARED_CAPABILITIES_KEY, DeclaredCapability, Registry, check_declared, sets_json,
+};
 pub use status::{
     CapabilitiesSpec, CapabilitiesStatus, ClusterCapabilities, Condition,
     IMPLICITLY_ENABLED_CONDITION_TYPE, LEGACY_IMPLICITLY_ENABLED_CONDITION_TYPE,

@@ -131,6 +131,25 @@ impl Registry {
         self
     }
 
+    /// Adds the capabilities a payload declares (its release-metadata's
+    /// [`DECLARED_CAPABILITIES_KEY`]): each becomes known, a member of the sets it names and of
+    /// `vCurrent`, never gated. A name already known keeps its standard definition (`cvo
+    /// validate` reports the clash).
+    pub fn with_declared(mut self, declared: &[DeclaredCapability]) -> Self {
+        for d in declared {
+            if self.is_known(&d.name) {
+                continue;
+            }
+            for (set, members) in &mut self.sets {
+                if *set == CapabilitySet::VCurrent || d.sets.contains(set) {
+                    members.push(d.name.clone());
+                }
+            }
+            self.known.push(d.name.clone());
+        }
+        self
+    }
+
     /// Every known capability, in declaration order, gated ones included.
     pub fn known(&self) -> &[Capability] {
         &self.known
@@ -167,6 +186,59 @@ impl Registry {
     ) -> Option<&mut (CapabilitySet, Vec<Capability>)> {
         self.sets.iter_mut().find(|(s, _)| *s == set)
     }
+}
+
+/// The release-metadata `metadata` key under which a payload declares its own capabilities:
+/// `[{"name": "DeploymentTargets", "description": "...", "sets": ["v4.18"]}]`. Upstream
+/// ignores unknown metadata keys, so an upstream CVO still loads such a payload (and excludes
+/// the manifests of capabilities it does not know).
+pub const DECLARED_CAPABILITIES_KEY: &str = "capabilities.cvo.openshift.io/declared";
+
+/// A capability a payload declares for the components it ships.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredCapability {
+    pub name: Capability,
+    /// What enabling it installs, for people.
+    pub description: String,
+    /// The capability sets that include it besides `vCurrent` (which holds every known one).
+    #[serde(default)]
+    pub sets: Vec<CapabilitySet>,
+}
+
+/// What is wrong with a payload's declarations, one message each (empty: fine). Names must
+/// be new (not an openshift/api capability), unique, and made of letters, digits and `-`
+/// (like upstream's, which manifests name in `capability.openshift.io/name`, `+`-separated);
+/// a description says what the capability installs.
+pub fn check_declared(declared: &[DeclaredCapability]) -> Vec<String> {
+    let standard = Registry::standard();
+    let mut seen = BTreeSet::new();
+    let mut problems = Vec::new();
+    for d in declared {
+        let name = d.name.as_str();
+        if name.is_empty()
+            || !name.starts_with(|c: char| c.is_ascii_alphabetic())
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            problems.push(format!(
+                "capability {name:?}: a name is letters, digits and '-', starting with a letter"
+            ));
+        }
+        if standard.is_known(&d.name) {
+            problems.push(format!(
+                "capability {name:?} is already an openshift/api capability; a payload declares only new ones"
+            ));
+        }
+        if !seen.insert(name) {
+            problems.push(format!("capability {name:?} is declared twice"));
+        }
+        if d.description.trim().is_empty() {
+            problems.push(format!(
+                "capability {name:?} has no description: say what enabling it installs"
+            ));
+        }
+    }
+    problems
 }
 
 /// Standard members of `set`: every capability whose first set is not newer.
@@ -463,5 +535,55 @@ mod tests {
                 "vCurrent"
             ]
         );
+    }
+
+    #[test]
+    fn declared_capabilities_join_the_sets_they_name_and_vcurrent() {
+        let widgets = DeclaredCapability {
+            name: Capability::from("Widgets"),
+            description: "widgets".into(),
+            sets: vec![CapabilitySet::V4_18],
+        };
+        let clash = DeclaredCapability {
+            name: Capability::from("Console"),
+            description: "again".into(),
+            sets: vec![CapabilitySet::None],
+        };
+        let registry = Registry::standard().with_declared(&[widgets.clone(), clash.clone()]);
+        assert!(registry.is_known(&widgets.name));
+        assert_eq!(
+            registry.known().len(),
+            Registry::standard().known().len() + 1
+        );
+        for (set, member) in [
+            (CapabilitySet::None, false),
+            (CapabilitySet::V4_17, false),
+            (CapabilitySet::V4_18, true),
+            (CapabilitySet::VCurrent, true),
+        ] {
+            assert_eq!(
+                registry.set_members(set).contains(&widgets.name),
+                member,
+                "{set}"
+            );
+        }
+        // A clash keeps the standard definition.
+        assert!(
+            !registry
+                .set_members(CapabilitySet::None)
+                .contains(&clash.name)
+        );
+        assert_eq!(check_declared(std::slice::from_ref(&widgets)), Vec::<String>::new());
+        let problems = check_declared(&[
+            widgets.clone(),
+            widgets,
+            clash,
+            DeclaredCapability {
+                name: Capability::from("9lives"),
+                description: String::new(),
+                sets: vec![],
+            },
+        ]);
+        assert_eq!(problems.len(), 4, "{problems:#?}");
     }
 }

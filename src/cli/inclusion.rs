@@ -80,19 +80,26 @@ impl InclusionArgs {
     /// from a flag or a file is checked: an unknown profile, feature set or capability is an
     /// error naming where it came from.
     pub fn config(&self, payload: &Payload) -> Result<InclusionConfig> {
+        // The capabilities this cvo knows, with those the payload declares.
+        let registry = payload.registry();
         if let Some(path) = &self.inclusion {
-            return self.inclusion_file(path, payload);
+            return self.inclusion_file(path, payload, &registry);
         }
+        self.check_capabilities(
+            "--additional-capabilities",
+            &capability_list(&self.additional_capabilities),
+            &registry,
+        )?;
         let install = self
             .install_config
             .as_deref()
-            .map(|path| self.read_install_config(path))
+            .map(|path| self.read_install_config(path, &registry))
             .transpose()?
             .unwrap_or_default();
         let cluster_version = self
             .cluster_version
             .as_deref()
-            .map(|path| self.read_cluster_version(path))
+            .map(|path| self.read_cluster_version(path, &registry))
             .transpose()?
             .unwrap_or_default();
         let feature_set = match &self.feature_set {
@@ -126,7 +133,7 @@ impl InclusionArgs {
             self.install_config.is_some() && install.capabilities.is_none() && !explicit_caps;
         let spec = self.capabilities_spec(install.capabilities.or(cluster_version.capabilities));
         let caps = set_capabilities(
-            &Registry::standard(),
+            &registry,
             Some(&spec),
             &cluster_version.prior_enabled,
             gates.as_ref().unwrap_or(&BTreeSet::new()),
@@ -145,7 +152,12 @@ impl InclusionArgs {
 
     /// An `--inclusion` file, its values checked: `capabilities.knownCapabilities` declares
     /// names on top of this cvo's, so enabled ones must be among either.
-    fn inclusion_file(&self, path: &Path, payload: &Payload) -> Result<InclusionConfig> {
+    fn inclusion_file(
+        &self,
+        path: &Path,
+        payload: &Payload,
+        registry: &Registry,
+    ) -> Result<InclusionConfig> {
         let text = read(path)?;
         let mut config: InclusionConfig = serde_json::from_str(&text).with_context(|| {
             format!("{}: not a valid InclusionConfig (JSON with camelCase keys excludeIdentifier, requiredFeatureSet, profile, capabilities, overrides, enabledFeatureGates, majorVersion, allowUnknownCapabilities)", path.display())
@@ -158,8 +170,8 @@ impl InclusionArgs {
             check_profile(&at("profile"), profile, payload)?;
         }
         if let Some(filter) = &config.capabilities {
-            let known = Registry::standard()
-                .with_additional_known(filter.known_capabilities.iter().cloned());
+            let known =
+                (registry.clone()).with_additional_known(filter.known_capabilities.iter().cloned());
             let enabled: Vec<Capability> = filter.enabled_capabilities.iter().cloned().collect();
             self.check_capabilities(&at("capabilities.enabledCapabilities"), &enabled, &known)?;
         }
@@ -178,7 +190,8 @@ impl InclusionArgs {
         spec
     }
 
-    /// Checks that need no payload, so that usage mistakes are reported before loading.
+    /// Checks that need no payload, so that usage mistakes are reported before loading
+    /// (capability names wait for the payload, which may declare some).
     pub fn validate(&self) -> Result<()> {
         if let Some(baseline) = &self.capabilities_baseline {
             check_baseline("--capabilities-baseline", baseline)?;
@@ -186,11 +199,7 @@ impl InclusionArgs {
         if let Some(fs) = &self.feature_set {
             check_feature_set("--feature-set", fs)?;
         }
-        self.check_capabilities(
-            "--additional-capabilities",
-            &capability_list(&self.additional_capabilities),
-            &Registry::standard(),
-        )
+        Ok(())
     }
 
     /// Capability names the user gave must be known, unless `--allow-unknown-capabilities`.
@@ -203,7 +212,7 @@ impl InclusionArgs {
         check_capabilities(origin, names, registry, self.allow_unknown_capabilities)
     }
 
-    fn read_install_config(&self, path: &Path) -> Result<InstallConfig> {
+    fn read_install_config(&self, path: &Path, registry: &Registry) -> Result<InstallConfig> {
         let value = read_document(path)?;
         let mut config: InstallConfig = serde_json::from_value(value)
             .with_context(|| format!("{}: not an install-config", path.display()))?;
@@ -212,13 +221,13 @@ impl InclusionArgs {
             config.feature_set = Some(check_feature_set(&at("featureSet"), fs)?);
         }
         if let Some(spec) = &config.capabilities {
-            self.check_spec(&at("capabilities"), spec)?;
+            self.check_spec(&at("capabilities"), spec, registry)?;
         }
         Ok(config)
     }
 
     /// A `capabilities` stanza: a known baseline, known additional capabilities.
-    fn check_spec(&self, origin: &str, spec: &CapabilitiesSpec) -> Result<()> {
+    fn check_spec(&self, origin: &str, spec: &CapabilitiesSpec, registry: &Registry) -> Result<()> {
         if let Some(baseline) = spec.baseline_capability_set.as_deref() {
             // oc refuses an install-config whose baseline it does not know.
             check_baseline(&format!("{origin}.baselineCapabilitySet"), baseline)?;
@@ -226,11 +235,15 @@ impl InclusionArgs {
         self.check_capabilities(
             &format!("{origin}.additionalEnabledCapabilities"),
             &spec.additional_enabled_capabilities,
-            &Registry::standard(),
+            registry,
         )
     }
 
-    fn read_cluster_version(&self, path: &Path) -> Result<ClusterVersionInput> {
+    fn read_cluster_version(
+        &self,
+        path: &Path,
+        registry: &Registry,
+    ) -> Result<ClusterVersionInput> {
         let value = read_document(path)?;
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         let api_version = value
@@ -250,7 +263,7 @@ impl InclusionArgs {
             .transpose()
             .with_context(|| at("spec.capabilities"))?;
         if let Some(spec) = &capabilities {
-            self.check_spec(&at("spec.capabilities"), spec)?;
+            self.check_spec(&at("spec.capabilities"), spec, registry)?;
         }
         let overrides: Vec<ComponentOverride> = field("/spec/overrides")
             .map(serde_json::from_value)
@@ -265,7 +278,7 @@ impl InclusionArgs {
         self.check_capabilities(
             &at("status.capabilities.enabledCapabilities"),
             &prior_enabled,
-            &Registry::standard(),
+            registry,
         )?;
         Ok(ClusterVersionInput {
             capabilities,

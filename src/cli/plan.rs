@@ -37,11 +37,6 @@ pub struct PlanArgs {
 
 pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
-    args.inclusion.check_capabilities(
-        "--implicitly-enabled",
-        &capability_list(&args.implicitly_enabled),
-        &crate::capability::Registry::standard(),
-    )?;
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
     let from = load_payload(
         settings,
@@ -57,6 +52,14 @@ pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
         },
         &options,
     )?;
+    // Capabilities either release declares are known to the plan.
+    let declared = to.release.as_ref().map(|r| r.capabilities.as_slice());
+    let registry = from.registry().with_declared(declared.unwrap_or_default());
+    args.inclusion.check_capabilities(
+        "--implicitly-enabled",
+        &capability_list(&args.implicitly_enabled),
+        &registry,
+    )?;
     let mut config = args.inclusion.config(&from)?;
     let implicitly_enabled: BTreeSet<Capability> = capability_list(&args.implicitly_enabled)
         .into_iter()
@@ -66,12 +69,15 @@ pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
         caps.enabled_capabilities
             .extend(implicitly_enabled.iter().cloned());
     }
+    // The same cluster as the new release's registry sees it (what it declares).
+    let capabilities_after = args.inclusion.config(&to)?.capabilities;
     let plan = plan_upgrade(
         &from,
         &to,
         &Cluster {
             config,
             implicitly_enabled,
+            capabilities_after,
         },
     );
     match args.output {

@@ -16,7 +16,7 @@ use super::status::{StatusInput, next_status};
 use super::summary::{OperatorUpdateStartTimes, progress};
 use crate::capability::implicit::{Side, implicitly_enabled};
 use crate::capability::{
-    Capability, ClusterCapabilities, Registry, set_capabilities, set_from_implicitly_enabled,
+    Capability, ClusterCapabilities, set_capabilities, set_from_implicitly_enabled,
 };
 use crate::cluster::validation::FieldError;
 use crate::cluster::{ClusterVersion, ClusterVersionStatus, Release};
@@ -143,10 +143,11 @@ impl PassInput<'_> {
             .unwrap_or_default()
     }
 
-    /// The capabilities of this pass under `gates` (spec §4.3): the spec's, plus the previous
-    /// pass's (or, on the first pass, `status.capabilities.enabledCapabilities`) and the
-    /// always-enabled ones, plus those an upgrade enabled implicitly.
-    pub fn capabilities(&self, gates: &BTreeSet<String>) -> ClusterCapabilities {
+    /// The capabilities of this pass with `payload` under `gates` (spec §4.3): the spec's, plus
+    /// the previous pass's (or, on the first pass, `status.capabilities.enabledCapabilities`)
+    /// and the always-enabled ones, plus those an upgrade enabled implicitly. The payload's
+    /// registry decides which are known (openshift/api's and those it declares).
+    pub fn capabilities(&self, payload: &Payload, gates: &BTreeSet<String>) -> ClusterCapabilities {
         let cv = self.cluster_version();
         let mut ensure: Vec<Capability> = match &self.state.capabilities {
             Some(caps) => caps.enabled.iter().cloned().collect(),
@@ -157,7 +158,7 @@ impl PassInput<'_> {
         };
         ensure.extend(self.operator.always_enable.iter().cloned());
         let caps = set_capabilities(
-            &Registry::standard(),
+            &payload.registry(),
             cv.spec.capabilities.as_ref(),
             &ensure,
             gates,
@@ -208,7 +209,7 @@ pub struct PassPlan<'p> {
 /// load-filtered, the task graph built for the sync mode.
 pub fn plan_pass<'p>(input: &PassInput<'_>, payload: &'p Payload) -> PassPlan<'p> {
     let gates = input.gates(payload);
-    let capabilities = input.capabilities(&gates);
+    let capabilities = input.capabilities(payload, &gates);
     let config = ClusterFacts {
         overrides: input.cluster_version().spec.overrides.clone(),
         ..input.facts(payload, gates, &capabilities)
@@ -284,7 +285,7 @@ fn upgrade_implicit(
 ) -> BTreeSet<Capability> {
     let config = |payload: &Payload| {
         let gates = input.gates(payload);
-        let caps = input.capabilities(&gates);
+        let caps = input.capabilities(payload, &gates);
         input.facts(payload, gates, &caps).inclusion()
     };
     let (current_config, next_config) = (config(current), config(next));
@@ -382,7 +383,7 @@ mod tests {
         assert_eq!(sync_mode(Some(&s), "b"), SyncMode::Updating);
     }
 
-    use crate::capability::CapabilitiesSpec;
+    use crate::capability::{CapabilitiesSpec, Registry};
     use crate::cluster::{ClusterOperatorStatusCondition, ClusterVersionSpec, Update};
     use crate::operator::outcome::{Effect, PayloadLoadStep, TaskError};
     use crate::payload::{LoadOptions, read_directory};
@@ -610,5 +611,70 @@ mod tests {
             "{}",
             refused.error
         );
+    }
+
+    /// A payload with a capability of its own, `Widgets` (in `vCurrent` only), and one
+    /// manifest of it.
+    fn widgets_payload() -> Payload {
+        let file = |name: &str, text: &str| crate::payload::InputFile {
+            name: name.into(),
+            contents: Ok(text.as_bytes().to_vec()),
+        };
+        let input = crate::payload::PayloadInput {
+            origin: "test".into(),
+            layout: crate::payload::Layout::PayloadRoot,
+            manifests: vec![],
+            release_manifests: vec![file(
+                "0000_50_widgets_00_namespace.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: widgets\n  annotations:\n    capability.openshift.io/name: Widgets\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n",
+            )],
+            release_metadata: Some(file(
+                "release-metadata",
+                r#"{"kind":"cincinnati-metadata-v0","version":"4.19.0","metadata":{"capabilities.cvo.openshift.io/declared":[{"name":"Widgets","description":"The widget API."}]}}"#,
+            )),
+            image_references: None,
+        };
+        Payload::from_input(input, &LoadOptions::default()).expect("loads")
+    }
+
+    #[test]
+    fn a_declared_capability_is_known_and_follows_the_baseline() {
+        let payload = widgets_payload();
+        let widgets = Capability::new("Widgets");
+        let operator = OperatorFacts::default();
+        let state = SyncState::default();
+        let none = cluster(&[], vec![]);
+        let input = PassInput {
+            observed: &none,
+            operator: &operator,
+            state: &state,
+        };
+        let plan = plan_pass(&input, &payload);
+        assert!(plan.capabilities.known.contains(&widgets));
+        assert!(!plan.capabilities.enabled.contains(&widgets));
+        assert_eq!(plan.manifests.len(), 1, "planned; skipped per task");
+        let apply_time = plan.config.apply_time();
+        assert_eq!(
+            crate::include::include(plan.manifests[0], &apply_time)
+                .unwrap_err()
+                .to_string(),
+            "disabled capabilities: Widgets"
+        );
+
+        let mut current = cluster(&[], vec![]);
+        current.cluster_version.spec.capabilities = None;
+        let input = PassInput {
+            observed: &current,
+            operator: &operator,
+            state: &state,
+        };
+        let plan = plan_pass(&input, &payload);
+        assert!(
+            plan.capabilities.enabled.contains(&widgets),
+            "vCurrent has it"
+        );
+        assert!(crate::include::include(plan.manifests[0], &plan.config.apply_time()).is_ok());
+        // An upstream CVO does not know it.
+        assert!(!Registry::standard().is_known(&widgets));
     }
 }

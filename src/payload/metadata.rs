@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::capability::{DECLARED_CAPABILITIES_KEY, DeclaredCapability, check_declared};
 use serde_json::Value;
 
 pub const METADATA_KIND: &str = "cincinnati-metadata-v0";
@@ -24,6 +26,10 @@ pub struct Release {
     pub architecture: Option<String>,
     pub channels: Vec<String>,
     pub previous: Vec<String>,
+    /// The capabilities the payload declares for its own components
+    /// ([`crate::capability::DECLARED_CAPABILITIES_KEY`]); empty for upstream payloads.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<DeclaredCapability>,
 }
 
 impl Release {
@@ -83,6 +89,8 @@ pub fn parse_release_metadata(bytes: &[u8]) -> Result<(Release, Vec<String>), St
         raw.metadata.get(CHANNELS_KEY).and_then(Value::as_str),
         &mut warnings,
     );
+    let capabilities =
+        declared_capabilities(raw.metadata.get(DECLARED_CAPABILITIES_KEY), &mut warnings);
     Ok((
         Release {
             version: raw.version,
@@ -91,9 +99,37 @@ pub fn parse_release_metadata(bytes: &[u8]) -> Result<(Release, Vec<String>), St
             architecture,
             channels,
             previous: raw.previous,
+            capabilities,
         },
         warnings,
     ))
+}
+
+/// The payload's capability declarations. Like every problem inside `metadata`, a malformed
+/// one is a warning (no capability is declared then); `cvo validate` reports it as an error.
+fn declared_capabilities(
+    value: Option<&Value>,
+    warnings: &mut Vec<String>,
+) -> Vec<DeclaredCapability> {
+    let Some(value) = value else {
+        return Vec::new();
+    };
+    match serde_json::from_value::<Vec<DeclaredCapability>>(value.clone()) {
+        Ok(declared) => {
+            warnings.extend(
+                check_declared(&declared)
+                    .into_iter()
+                    .map(|p| format!("{DECLARED_CAPABILITIES_KEY}: {p}")),
+            );
+            declared
+        }
+        Err(e) => {
+            warnings.push(format!(
+                "{DECLARED_CAPABILITIES_KEY}: {e} (expected a list of {{\"name\", \"description\", \"sets\"}}); no capability is declared"
+            ));
+            Vec::new()
+        }
+    }
 }
 
 fn channels(value: Option<&str>, warnings: &mut Vec<String>) -> Vec<String> {
@@ -249,5 +285,39 @@ mod tests {
                 .unwrap_err(),
             "image-references is a v1 ConfigMap, not a v1 ImageStream"
         );
+    }
+
+    #[test]
+    fn a_payload_declares_capabilities_and_a_bad_declaration_is_a_warning() {
+        let meta = |declared: &str| {
+            format!(
+                r#"{{"kind":"cincinnati-metadata-v0","version":"4.19.0","metadata":{{"capabilities.cvo.openshift.io/declared":{declared}}}}}"#
+            )
+        };
+        let (release, warnings) = parse_release_metadata(
+            meta(r#"[{"name":"Widgets","description":"The widget API.","sets":["v4.18"]}]"#)
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(release.capabilities.len(), 1);
+        assert_eq!(release.capabilities[0].name.as_str(), "Widgets");
+        assert_eq!(
+            release.capabilities[0].sets,
+            [crate::capability::CapabilitySet::V4_18]
+        );
+        let (release, warnings) =
+            parse_release_metadata(meta(r#"[{"name":"Widgets","sets":["v9"]}]"#).as_bytes())
+                .unwrap();
+        assert!(release.capabilities.is_empty());
+        assert!(
+            warnings[0].starts_with("capabilities.cvo.openshift.io/declared: ")
+                && warnings[0].ends_with("no capability is declared"),
+            "{warnings:?}"
+        );
+        let (none, warnings) =
+            parse_release_metadata(br#"{"kind":"cincinnati-metadata-v0","version":"4.18.0"}"#)
+                .unwrap();
+        assert!(none.capabilities.is_empty() && warnings.is_empty());
     }
 }

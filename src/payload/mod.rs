@@ -19,6 +19,7 @@ pub use metadata::{Release, parse_image_references, parse_release_metadata};
 pub use source::{PayloadSource, bundled_input, read_directory, read_image, read_input};
 pub use template::RenderConfig;
 
+use crate::capability::Registry;
 use crate::include::{Exclusion, InclusionConfig, include};
 use crate::manifest::{Manifest, ManifestDir, ParseError, ParseErrorKind, parse_file};
 
@@ -191,6 +192,13 @@ impl Payload {
 
     pub fn version(&self) -> Option<&str> {
         self.release.as_ref().map(|r| r.version.as_str())
+    }
+
+    /// The capabilities a cluster running this payload knows: openshift/api's, and those the
+    /// payload declares in its release-metadata.
+    pub fn registry(&self) -> Registry {
+        let declared = self.release.as_ref().map(|r| r.capabilities.as_slice());
+        Registry::standard().with_declared(declared.unwrap_or_default())
     }
 
     /// The release's major version: the default of the major-version filter.

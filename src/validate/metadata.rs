@@ -9,6 +9,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::{Code, Doc, Finding, locate};
+use crate::capability::DECLARED_CAPABILITIES_KEY;
 use crate::payload::{
     IMAGE_REFERENCES, InputFile, Layout, PayloadInput, RELEASE_METADATA, Release,
     parse_image_references, parse_release_metadata,
@@ -71,8 +72,13 @@ fn release_metadata(file: &InputFile, findings: &mut Vec<Finding>) -> Option<Rel
     match parsed {
         Ok((release, warnings)) => {
             findings.extend(warnings.into_iter().map(|w| {
-                Finding::new(Code::ReleaseMetadataValue, path(RELEASE_METADATA), w)
-                    .help("the CVO only logs this and ignores the value")
+                if w.starts_with(DECLARED_CAPABILITIES_KEY) {
+                    Finding::new(Code::CapabilityDeclaration, path(RELEASE_METADATA), w)
+                        .help("declare each new capability once: {\"name\", \"description\", \"sets\"} (see README.md, \"Capabilities a payload declares\")")
+                } else {
+                    Finding::new(Code::ReleaseMetadataValue, path(RELEASE_METADATA), w)
+                        .help("the CVO only logs this and ignores the value")
+                }
             }));
             Some(release)
         }

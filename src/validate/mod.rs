@@ -48,6 +48,7 @@
 //! | `capability-reference` | warning | an object that needs something of capability C without carrying C: a namespaced object in a C-only namespace, a binding to a C-only role |
 //! | `release-metadata` | error | `release-metadata` kind, version, JSON (upstream messages) |
 //! | `release-metadata-value` | warning | `release-metadata` values upstream only logs (architecture, channels) |
+//! | `capability-declaration` | error | a capability the payload declares (release-metadata `capabilities.cvo.openshift.io/declared`) that is malformed, already an openshift/api one, declared twice or undescribed |
 //! | `missing-metadata` | warning | a payload root without `release-metadata` or `image-references` (`oc adm release new` writes them) |
 //! | `image-references` | error | `image-references` not a v1 ImageStream, or named other than the release version |
 //! | `missing-image-tag` | error | a `{{index .Images "tag"}}` whose tag the ImageStream lacks: it renders as an empty image |
@@ -69,7 +70,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::capability::{Capability, Registry};
+use crate::capability::{Capability, DeclaredCapability, Registry};
 use crate::include::KNOWN_FEATURE_SETS;
 use crate::manifest::{Manifest, ManifestDir};
 use crate::payload::{Layout, PayloadInput};
@@ -134,6 +135,7 @@ pub enum Code {
     CapabilityReference,
     ReleaseMetadata,
     ReleaseMetadataValue,
+    CapabilityDeclaration,
     MissingMetadata,
     ImageReferences,
     MissingImageTag,
@@ -142,7 +144,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 36] = [
+    pub const ALL: [Code; 37] = [
         Code::NoManifests,
         Code::UnreadableFile,
         Code::IgnoredFile,
@@ -174,6 +176,7 @@ impl Code {
         Code::CapabilityReference,
         Code::ReleaseMetadata,
         Code::ReleaseMetadataValue,
+        Code::CapabilityDeclaration,
         Code::MissingMetadata,
         Code::ImageReferences,
         Code::MissingImageTag,
@@ -214,6 +217,7 @@ impl Code {
             Code::CapabilityReference => "capability-reference",
             Code::ReleaseMetadata => "release-metadata",
             Code::ReleaseMetadataValue => "release-metadata-value",
+            Code::CapabilityDeclaration => "capability-declaration",
             Code::MissingMetadata => "missing-metadata",
             Code::ImageReferences => "image-references",
             Code::MissingImageTag => "missing-image-tag",
@@ -421,7 +425,8 @@ pub fn validate(input: &ValidateInput, options: &Options) -> Report {
         );
     }
     let docs = parsed.docs;
-    let known = known_capabilities(options);
+    let declared = meta.release.as_ref().map(|r| r.capabilities.as_slice());
+    let known = known_capabilities(options, declared.unwrap_or_default());
     let major = options
         .scope
         .major_version
@@ -442,8 +447,9 @@ pub fn validate(input: &ValidateInput, options: &Options) -> Report {
     }
 }
 
-fn known_capabilities(options: &Options) -> BTreeSet<Capability> {
+fn known_capabilities(options: &Options, declared: &[DeclaredCapability]) -> BTreeSet<Capability> {
     Registry::standard()
+        .with_declared(declared)
         .known()
         .iter()
         .cloned()
