@@ -17,6 +17,8 @@ mod gojson;
 mod node;
 mod resolve;
 
+use std::borrow::Cow;
+
 pub use build::{parse_document, parse_document_noting_repeats};
 pub use duplicates::{DuplicateKey, duplicate_keys};
 pub use gojson::{go_float, go_json, write_go_json};
@@ -66,6 +68,22 @@ pub struct Chunk<'a> {
     pub line: usize,
     /// For JSON streams, the parsed value (YAML chunks are parsed separately).
     pub json: Option<Value>,
+}
+
+impl<'a> Chunk<'a> {
+    /// The text the YAML parser is given, as apimachinery's `YAMLReader` hands a document to
+    /// go-yaml: line by line, each line ended by `\n` (its `LineReader` appends one to every line
+    /// `bufio.Reader.ReadLine` returns). So the last line of a file without a final newline gets
+    /// one, and a block scalar (`|`, `|+`, `>`, `>+`) ending there keeps a final line break,
+    /// which changes the document's JSON and the version hash. (`ReadLine` also drops the `\r`
+    /// of `\r\n`; libyaml reads `\r\n` as one line break, so that needs no copy.)
+    pub fn reader_text(&self) -> Cow<'a, str> {
+        if self.text.is_empty() || self.text.ends_with('\n') {
+            Cow::Borrowed(self.text)
+        } else {
+            Cow::Owned(format!("{}\n", self.text))
+        }
+    }
 }
 
 /// Whether the Kubernetes decoder would read this file as a JSON stream: its first non-space
@@ -217,6 +235,37 @@ mod tests {
         let err = split_stream("{\"a\": }").unwrap_err();
         assert_eq!(err.position.map(|p| p.line), Some(1));
         assert!(!err.message.contains(" at line "), "{}", err.message);
+    }
+
+    #[test]
+    fn the_reader_text_ends_every_line_like_the_kubernetes_yaml_reader() {
+        let chunks = split_stream("a: |\n  x\n---\nb: |\n  y").unwrap();
+        assert_eq!(chunks[0].reader_text(), "a: |\n  x\n");
+        assert!(matches!(chunks[0].reader_text(), Cow::Borrowed(_)));
+        assert_eq!(
+            chunks[1].text, "b: |\n  y",
+            "the document's own text is kept"
+        );
+        assert_eq!(chunks[1].reader_text(), "b: |\n  y\n");
+    }
+
+    /// Upstream (wubifXWv73o= on the corpus, hack/upstream) keeps the final line break of a
+    /// block scalar on the last line of a file that has no final newline.
+    #[test]
+    fn a_block_scalar_on_the_last_line_keeps_its_line_break() {
+        for (text, expected) in [
+            ("a: |\n  x", "x\n"),
+            ("a: |+\n  x", "x\n"),
+            ("a: >\n  x", "x\n"),
+            ("a: >+\n  x", "x\n"),
+            ("a: |-\n  x", "x"),
+            ("a: >-\n  x", "x"),
+            ("a: |\r\n  x\r\n", "x\n"),
+        ] {
+            let chunk = &split_stream(text).unwrap()[0];
+            let value = parse_value(&chunk.reader_text()).unwrap();
+            assert_eq!(value["a"], expected, "{text:?}");
+        }
     }
 
     #[test]
