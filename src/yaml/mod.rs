@@ -87,9 +87,20 @@ impl<'a> Chunk<'a> {
 }
 
 /// Whether the Kubernetes decoder would read this file as a JSON stream: its first non-space
-/// character is `{`. A byte-order mark is not a space, so such files are read as YAML.
+/// character is `{`, within the first 1024 bytes (`YAMLOrJSONDecoder` peeks at that many; the
+/// CVO's `ParseManifests` asks for 1024). A byte-order mark is not a space, so such files are
+/// read as YAML, and so are files whose `{` comes after 1024 bytes of blank lines.
 pub fn is_json_stream(text: &str) -> bool {
-    text.trim_start().starts_with('{')
+    const PEEK: usize = 1024;
+    for (at, c) in text.char_indices() {
+        if at >= PEEK || c == '{' {
+            return c == '{' && at < PEEK;
+        }
+        if !c.is_whitespace() || at + c.len_utf8() > PEEK {
+            return false;
+        }
+    }
+    false
 }
 
 /// Cuts a file into documents. YAML: on lines beginning with `---` whose rest is blank or a
@@ -237,6 +248,22 @@ mod tests {
         assert!(!err.message.contains(" at line "), "{}", err.message);
     }
 
+    /// hack/upstream: the decoder guesses from the first 1024 bytes only.
+    #[test]
+    fn json_is_only_recognised_within_the_first_1024_bytes() {
+        let json = "{\"b\": 1, \"a\": 2}";
+        assert!(is_json_stream(&format!("{}{json}", " ".repeat(1023))));
+        assert!(!is_json_stream(&format!("{}{json}", " ".repeat(1024))));
+        assert!(!is_json_stream(&format!("{}{json}", " \n".repeat(600))));
+        // A space character cut by the 1024th byte is not a space to the decoder.
+        assert!(!is_json_stream(&format!(
+            "{}\u{a0}{json}",
+            " ".repeat(1023)
+        )));
+        let text = format!("{}{json}", "\n".repeat(1100));
+        assert_eq!(split_stream(&text).unwrap()[0].json, None, "read as YAML");
+    }
+
     #[test]
     fn the_reader_text_ends_every_line_like_the_kubernetes_yaml_reader() {
         let chunks = split_stream("a: |\n  x\n---\nb: |\n  y").unwrap();
@@ -272,5 +299,6 @@ mod tests {
     fn a_byte_order_mark_means_yaml() {
         assert!(!is_json_stream("\u{feff}{\"a\":1}"));
         assert!(is_json_stream("\n  {\"a\":1}"));
+        assert!(!is_json_stream("  "));
     }
 }
