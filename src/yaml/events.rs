@@ -74,8 +74,11 @@ pub struct SyntaxError {
 /// data is the parser), so it lives in a `Box` that never moves.
 pub struct EventParser<'input> {
     parser: Box<sys::yaml_parser_t>,
-    _input: &'input [u8],
+    input: &'input [u8],
     finished: bool,
+    /// Byte offsets of the input's characters, built only when the input holds a `\/` that
+    /// may sit in a double-quoted scalar (libyaml's marks count characters).
+    char_offsets: Option<Vec<usize>>,
 }
 
 impl<'input> EventParser<'input> {
@@ -93,10 +96,18 @@ impl<'input> EventParser<'input> {
             sys::yaml_parser_set_input_string(raw, input.as_ptr(), input.len() as _);
             parser.assume_init()
         };
+        let char_offsets = input.windows(2).any(|w| w == b"\\/").then(|| {
+            let text = String::from_utf8_lossy(input);
+            text.char_indices()
+                .map(|(i, _)| i)
+                .chain([input.len()])
+                .collect()
+        });
         EventParser {
             parser,
-            _input: input,
+            input,
             finished: false,
+            char_offsets,
         }
     }
 
@@ -113,13 +124,60 @@ impl<'input> EventParser<'input> {
             }
             let event = event.as_mut_ptr();
             let mark = mark_of((*event).start_mark);
+            let end = mark_of((*event).end_mark);
             let converted = convert(&*event);
             sys::yaml_event_delete(event);
+            if let Event::Scalar {
+                style: ScalarStyle::DoubleQuoted,
+                ..
+            } = converted
+            {
+                self.check_go_escapes(mark, end)?;
+            }
             if converted == Event::StreamEnd {
                 self.finished = true;
             }
             Ok((converted, mark))
         }
+    }
+
+    /// go-yaml v2 knows every escape libyaml knows but `\/` (a YAML 1.2 addition): the CVO
+    /// refuses a double-quoted scalar holding one, with libyaml's words for an unknown escape.
+    fn check_go_escapes(&self, start: Mark, end: Mark) -> Result<(), SyntaxError> {
+        let Some(offsets) = &self.char_offsets else {
+            return Ok(());
+        };
+        let byte = |mark: Mark| {
+            offsets
+                .get(mark.offset)
+                .copied()
+                .unwrap_or(self.input.len())
+        };
+        let (from, to) = (byte(start), byte(end));
+        let source = &self.input[from..to];
+        let mut i = 0;
+        while i < source.len() {
+            if source[i] == b'\\' {
+                if source.get(i + 1) == Some(&b'/') {
+                    let before = String::from_utf8_lossy(&self.input[..from + i]);
+                    let line = before.matches('\n').count();
+                    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count());
+                    return Err(SyntaxError {
+                        problem: "found unknown escape character".into(),
+                        context: Some("while parsing a quoted scalar".into()),
+                        context_mark: Some(start),
+                        mark: Mark {
+                            line,
+                            column,
+                            offset: before.chars().count(),
+                        },
+                    });
+                }
+                i += 1;
+            }
+            i += 1;
+        }
+        Ok(())
     }
 
     #[cfg(test)]
@@ -247,6 +305,25 @@ mod tests {
     fn skips_a_byte_order_mark() {
         let got = events("\u{feff}a: b\n");
         assert!(matches!(got[3], Event::Scalar { ref value, .. } if value == "a"));
+    }
+
+    fn first_error(text: &str) -> Option<SyntaxError> {
+        let mut parser = EventParser::new(text.as_bytes());
+        while !parser.is_finished() {
+            if let Err(e) = parser.next_event() {
+                return Some(e);
+            }
+        }
+        None
+    }
+
+    /// hack/upstream: go-yaml v2 refuses `\/` in double-quoted scalars (libyaml takes it).
+    #[test]
+    fn refuses_the_slash_escape_like_go_yaml() {
+        let err = first_error("a: 1\nb: \"x\\/y\"\n").expect("an error");
+        assert_eq!(err.problem, "found unknown escape character");
+        assert_eq!((err.mark.line, err.mark.column), (1, 5));
+        assert!(first_error("a: 'x\\/y'\nb: x\\/y\nc: \"x\\\\/y\"\n").is_none());
     }
 
     #[test]
