@@ -27,7 +27,6 @@ pub struct GeneratedFile {
 pub struct FormsPayload {
     pub files: Vec<GeneratedFile>,
     pub documents: usize,
-    pub version: &'static str,
 }
 
 impl FormsPayload {
@@ -250,7 +249,6 @@ pub fn forms_payload(seed: u64, documents: usize) -> FormsPayload {
     FormsPayload {
         files,
         documents: g.documents,
-        version,
     }
 }
 
