@@ -159,6 +159,15 @@ const PLAIN_SPECIALS: &[&str] = &[
     "Yes",
     "NO",
     "On",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "!!str 123",
+    "!!int \"5\"",
+    "!!float 1",
+    "!!bool yes",
+    "!!binary aGVsbG8=",
+    "!!timestamp 2001-12-14",
 ];
 const DQ_ESCAPES: &[&str] = &[
     "\\t",
