@@ -51,7 +51,7 @@ log "building $bin with $(go version | cut -d' ' -f3) (library-go $version)"
 start=$SECONDS
 rm -f "$bin.tmp"
 set +e
-(cd "$here" && CGO_ENABLED=0 GOFLAGS=-mod=readonly timeout "${CVO_UPSTREAM_BUILD_TIMEOUT:-1800}" \
+(cd "$here" && CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" timeout "${CVO_UPSTREAM_BUILD_TIMEOUT:-1800}" \
   go build -trimpath -ldflags "-s -w" -o "$bin.tmp" .) 2>&1 | tee "$bin.build.log" >&2
 rc=${PIPESTATUS[0]}
 set -e
