@@ -316,9 +316,14 @@ fn compare(root: &Path, case: &Case, render: bool) -> Vec<String> {
         );
         match (cvo_out, up_out) {
             (Ok(_), Ok(_)) => {
+                // Upstream creates no directory when nothing is kept.
+                let files = |dir: PathBuf| match dir.is_dir() {
+                    true => support::tree_files(&dir),
+                    false => vec![],
+                };
                 let (c, u) = (
-                    support::tree_files(&cvo_dir.join("manifests")),
-                    support::tree_files(&up_dir.join("manifests")),
+                    files(cvo_dir.join("manifests")),
+                    files(up_dir.join("manifests")),
                 );
                 let names =
                     |t: &[(PathBuf, Vec<u8>)]| t.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
@@ -520,5 +525,136 @@ fn generated_payloads_match_upstream() {
     }
     eprintln!("compared {documents} generated documents over {SEEDS} seeds");
     assert!(documents >= 10_000, "{documents} generated documents");
+    check(problems);
+}
+
+/// Files at the edges of what the decoder takes, one payload each (a file that fails fails the
+/// whole payload): both programs must load the same ones, and read those the same way.
+#[test]
+fn odd_files_match_upstream() {
+    if oracle().is_none() {
+        return;
+    }
+    let doc = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n"
+        )
+    };
+    let loads: Vec<(&str, Vec<u8>)> = vec![
+        ("a null document", format!("~\n---\n{}", doc("a")).into()),
+        (
+            "a `null` document",
+            format!("null\n---\n{}", doc("a")).into(),
+        ),
+        ("only comments", b"# c\n# d\n".to_vec()),
+        ("an empty file", vec![]),
+        (
+            "`...` ends",
+            format!("{}...\n---\n{}", doc("a"), doc("b")).into(),
+        ),
+        (
+            "a 70,000-character line",
+            format!("{}data:\n  k: {}\n", doc("a"), "x".repeat(70_000)).into(),
+        ),
+        ("CR line ends only", doc("a").replace('\n', "\r").into()),
+        (
+            "annotations as a list",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: [a]\n".to_vec(),
+        ),
+        (
+            "a null annotation",
+            format!("{}    x: ~\n", doc("a")).into(),
+        ),
+        (
+            "a number as namespace",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: 5\n".to_vec(),
+        ),
+        (
+            "a merge key list",
+            format!(
+                "{}data:\n  b: &b {{x: 1}}\n  c:\n    <<: [*b]\n    y: 2\n",
+                doc("a")
+            )
+            .into(),
+        ),
+        (
+            "1e400 and y",
+            format!("{}data:\n  f: 1e400\n  y: n\n", doc("a")).into(),
+        ),
+    ];
+    let fails: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "a scalar on the separator line",
+            b"--- |\n  text\n".to_vec(),
+        ),
+        ("a sequence document", b"- a\n- b\n".to_vec()),
+        (
+            "a List",
+            b"apiVersion: v1\nkind: List\nitems: []\n".to_vec(),
+        ),
+        (
+            "a resource twice in a file",
+            format!("{}---\n{}", doc("a"), doc("a")).into(),
+        ),
+        (
+            "no name",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".to_vec(),
+        ),
+        (
+            "a number as name",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 5\n".to_vec(),
+        ),
+        (
+            "a tab as indentation",
+            format!("{}data:\n\tk: v\n", doc("a")).into(),
+        ),
+        (
+            "JSON with trailing text",
+            br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}} x"#.to_vec(),
+        ),
+        ("a JSON array", br#"[{"apiVersion":"v1"}]"#.to_vec()),
+        (
+            "a %YAML directive",
+            format!("%YAML 1.1\n---\n{}", doc("a")).into(),
+        ),
+        (
+            "a number as apiVersion",
+            b"apiVersion: 1\nkind: ConfigMap\nmetadata:\n  name: a\n".to_vec(),
+        ),
+        (
+            "\\/ in a double-quoted scalar",
+            format!("{}data:\n  k: \"a\\/b\"\n", doc("a")).into(),
+        ),
+        ("+.inf", format!("{}data:\n  k: +.inf\n", doc("a")).into()),
+    ];
+    let mut problems = Vec::new();
+    for (expect_load, (label, contents)) in loads
+        .into_iter()
+        .map(|c| (true, c))
+        .chain(fails.into_iter().map(|c| (false, c)))
+    {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("release-manifests")).unwrap();
+        std::fs::write(
+            dir.path().join("release-manifests/0000_50_odd.yaml"),
+            contents,
+        )
+        .unwrap();
+        let case = Case::new(label);
+        if expect_load {
+            problems.extend(compare(dir.path(), &case, true));
+        } else {
+            let up = upstream("explain", dir.path(), &case, &[]);
+            let ours = cvo("explain", dir.path(), &case, &["-o", "json"]);
+            match (up, ours) {
+                (Err(_), Err(_)) => {}
+                (up, ours) => problems.push(format!(
+                    "{label}: expected both to refuse it; upstream loads: {}, cvo loads: {}",
+                    up.is_ok(),
+                    ours.is_ok()
+                )),
+            }
+        }
+    }
     check(problems);
 }
