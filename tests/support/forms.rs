@@ -369,6 +369,12 @@ impl Gen {
             return format!("  annotations: {{{}}}\n", items.join(", "));
         }
         let mut out = String::from("  annotations:\n");
+        if self.anchors.iter().any(|a| a == "labels") && self.rng.chance(30) {
+            // Merged strings are annotations like any other.
+            out.push_str("    <<: *labels\n");
+        }
+        // A value written once and aliased for the next annotation holding the same value.
+        let mut anchored: Option<(String, String)> = None;
         for (k, v) in entries {
             if self.rng.chance(5) {
                 let _ = writeln!(out, "    # {}", self.word());
@@ -378,7 +384,15 @@ impl Gen {
             } else {
                 k
             };
-            let value = self.annotation_value(&v);
+            let value = match &anchored {
+                Some((name, value)) if *value == v && self.rng.chance(50) => format!(" *{name}\n"),
+                _ if v == "true" && anchored.is_none() && self.rng.chance(20) => {
+                    let name = format!("t{}", self.next_name);
+                    anchored = Some((name.clone(), v.clone()));
+                    format!(" &{name} \"true\"\n")
+                }
+                _ => self.annotation_value(&v),
+            };
             let _ = write!(out, "    {key}:{value}");
         }
         if self.rng.chance(2) {
