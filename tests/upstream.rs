@@ -658,3 +658,54 @@ fn odd_files_match_upstream() {
     }
     check(problems);
 }
+
+/// `manifests/` files are Go templates. cvo implements the part of `text/template` the CVO's
+/// own manifests use (`src/payload/template.rs`); within it, the output must be upstream's, and
+/// a template upstream cannot render skips its file in both (a warning at load; render fails).
+#[test]
+fn templates_match_upstream() {
+    if oracle().is_none() {
+        return;
+    }
+    let templates = [
+        ("trim markers", "  a: '{{- .ReleaseImage -}}'\n"),
+        ("a comment", "  a: x{{/* c */}}y\n"),
+        ("the profile", "  a: {{ .ClusterProfile }}\n"),
+        ("an image", "  a: '{{ index .Images \"cli\" }}'\n"),
+        ("a missing image", "  a: '{{index .Images \"nope\"}}'\n"),
+        ("escaped braces", "  a: '{{ \"{{\" }}x{{ \"}}\" }}'\n"),
+        ("a raw string", "  a: '{{ `{{raw}}` }}'\n"),
+        ("an unknown field", "  a: '{{ .Future }}'\n"),
+        ("an unclosed action", "  a: '{{ .ReleaseImage '\n"),
+        ("no final newline", "  a: |\n    {{.ReleaseImage}}"),
+    ];
+    let mut problems = Vec::new();
+    for (label, body) in templates {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["manifests", "release-manifests"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        std::fs::write(
+            root.join("manifests/0000_00_template.yaml"),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: t\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata:\n{body}"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("release-manifests/release-metadata"),
+            r#"{"kind":"cincinnati-metadata-v0","version":"4.18.0"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("release-manifests/image-references"),
+            "kind: ImageStream\napiVersion: image.openshift.io/v1\nmetadata:\n  name: 4.18.0\nspec:\n  tags:\n  - name: cli\n    from:\n      kind: DockerImage\n      name: quay.io/x/cli@sha256:1\n",
+        )
+        .unwrap();
+        let mut case = Case::new(&format!("template: {label}"));
+        case.release_image = Some("quay.io/openshift-release-dev/ocp-release@sha256:0123");
+        problems.extend(compare(root, &case, true));
+    }
+    check(problems);
+}
