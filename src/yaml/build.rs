@@ -50,11 +50,14 @@ fn with_quote_escape_spelled_out(text: &str, e: &Error) -> Option<String> {
         return None;
     }
     let Position { line, column } = e.position?;
+    // Columns count characters after a byte-order mark, which libyaml has skipped.
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let start = text
         .split_inclusive('\n')
         .take(line - 1)
         .map(str::len)
         .sum::<usize>();
+    let start = if line == 1 { bom } else { start };
     let at = start + text[start..].char_indices().nth(column - 1)?.0;
     text[at..]
         .starts_with("\\'")
@@ -325,6 +328,7 @@ mod tests {
             parse("a: \"it\\'s\"\nb: \"x\\'\\'\"\nc: 'd\\'\n"),
             json!({"a": "it's", "b": "x''", "c": "d\\"})
         );
+        assert_eq!(parse("\u{feff}é: \"\\'日\\'\"\n"), json!({"é": "'日'"}));
         let err = parse_document("a: \"\\'\\q\"\n").unwrap_err();
         assert!(
             err.message.ends_with("found unknown escape character"),

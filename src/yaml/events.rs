@@ -76,9 +76,8 @@ pub struct EventParser<'input> {
     parser: Box<sys::yaml_parser_t>,
     input: &'input [u8],
     finished: bool,
-    /// Byte offsets of the input's characters, built only when the input holds a `\/` that
-    /// may sit in a double-quoted scalar (libyaml's marks count characters).
-    char_offsets: Option<Vec<usize>>,
+    /// Whether the input holds a `\/`, which may sit in a double-quoted scalar.
+    slash_escape: bool,
 }
 
 impl<'input> EventParser<'input> {
@@ -98,18 +97,11 @@ impl<'input> EventParser<'input> {
         };
         // (`contains` on bytes is a memchr: most documents have no backslash at all.)
         let slash_escape = input.contains(&b'\\') && input.windows(2).any(|w| w == b"\\/");
-        let char_offsets = slash_escape.then(|| {
-            let text = String::from_utf8_lossy(input);
-            text.char_indices()
-                .map(|(i, _)| i)
-                .chain([input.len()])
-                .collect()
-        });
         EventParser {
             parser,
             input,
             finished: false,
-            char_offsets,
+            slash_escape,
         }
     }
 
@@ -146,22 +138,23 @@ impl<'input> EventParser<'input> {
     /// go-yaml v2 knows every escape libyaml knows but `\/` (a YAML 1.2 addition): the CVO
     /// refuses a double-quoted scalar holding one, with libyaml's words for an unknown escape.
     fn check_go_escapes(&self, start: Mark, end: Mark) -> Result<(), SyntaxError> {
-        let Some(offsets) = &self.char_offsets else {
+        if !self.slash_escape {
             return Ok(());
+        }
+        // libyaml-rs's mark offsets count bytes of the input after a byte-order mark.
+        let bom = if self.input.starts_with("\u{feff}".as_bytes()) {
+            3
+        } else {
+            0
         };
-        let byte = |mark: Mark| {
-            offsets
-                .get(mark.offset)
-                .copied()
-                .unwrap_or(self.input.len())
-        };
+        let byte = |mark: Mark| (mark.offset + bom).min(self.input.len());
         let (from, to) = (byte(start), byte(end));
         let source = &self.input[from..to];
         let mut i = 0;
         while i < source.len() {
             if source[i] == b'\\' {
                 if source.get(i + 1) == Some(&b'/') {
-                    let before = String::from_utf8_lossy(&self.input[..from + i]);
+                    let before = String::from_utf8_lossy(&self.input[bom..from + i]);
                     let line = before.matches('\n').count();
                     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count());
                     return Err(SyntaxError {
@@ -171,7 +164,7 @@ impl<'input> EventParser<'input> {
                         mark: Mark {
                             line,
                             column,
-                            offset: before.chars().count(),
+                            offset: from + i - bom,
                         },
                     });
                 }
@@ -326,6 +319,11 @@ mod tests {
         assert_eq!(err.problem, "found unknown escape character");
         assert_eq!((err.mark.line, err.mark.column), (1, 5));
         assert!(first_error("a: 'x\\/y'\nb: x\\/y\nc: \"x\\\\/y\"\n").is_none());
+        // Marks count bytes (after a byte-order mark): non-ASCII text before must not shift
+        // the scalar looked at.
+        let err = first_error("\u{feff}é: \"日本\"\nb: \"ü\\/\"\n").expect("an error");
+        assert_eq!((err.mark.line, err.mark.column), (1, 5));
+        assert!(first_error("\u{feff}é: \"日本日本\"\nb: 'x\\/'\nc: \"y\"\n").is_none());
     }
 
     #[test]
