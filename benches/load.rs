@@ -1,11 +1,14 @@
 //! Load, include and render throughput on the real corpus and on generated payloads.
 //!
 //! `cargo bench --bench load`. The corpus comes from `../shared/corpus` (skipped when absent);
-//! generated payloads are written by `hack/gen-payload` into a temp dir.
+//! generated payloads are written by `hack/gen-payload.rs` (included here) into a temp dir.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+#[allow(dead_code)]
+#[path = "../hack/gen-payload.rs"]
+mod gen_payload;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
@@ -93,13 +96,13 @@ fn corpus(c: &mut Criterion) {
 fn generate(documents: usize) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("payload");
-    let status = Command::new(env!("CARGO_BIN_EXE_gen-payload"))
-        .arg(&dir)
-        .args(["--documents", &documents.to_string()])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    gen_payload::run(&gen_payload::Args {
+        out: dir.clone(),
+        documents,
+        seed: 1,
+        forms: false,
+    })
+    .unwrap();
     (tmp, dir)
 }
 

@@ -1,6 +1,12 @@
 //! `gen-payload`: writes a large synthetic release payload for benchmarks and scale tests.
 //!
-//! Usage: `gen-payload OUTPUT_DIR [--documents N] [--seed S]` (defaults: N = 20000, S = 1).
+//! Usage: `cargo run --release --example gen-payload -- OUTPUT_DIR [--documents N] [--seed S]
+//! [--forms]` (defaults: N = 20000, S = 1), or `hack/gen-payload`. `benches/load.rs` includes
+//! this file as a module and calls [`run`].
+//!
+//! `--forms` writes instead the payload `tests/upstream.rs` compares with upstream for that
+//! seed: N small documents in varied YAML and JSON forms (`tests/support/forms.rs`), to look at
+//! a difference by hand (`cvo explain -o json` beside `hack/upstream/build.sh`'s binary).
 //!
 //! The output is a payload root like `payloads/4.18.0/`: `manifests/` holds a few
 //! CVO-like documents (Go templates: `{{.ReleaseImage}}`, `{{ .ClusterProfile }}`,
@@ -15,6 +21,9 @@
 //!
 //! The output depends only on N and S (a xorshift64* generator; no clock, no environment).
 //! This file uses the standard library only.
+
+#[path = "../tests/support/forms.rs"]
+mod forms;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -1608,18 +1617,21 @@ fn metadata_files(dir: &Path, tags: &[&str], seed: u64) -> std::io::Result<u64> 
     Ok((meta.len() + s.len()) as u64)
 }
 
-struct Args {
-    out: PathBuf,
-    documents: usize,
-    seed: u64,
+pub struct Args {
+    pub out: PathBuf,
+    pub documents: usize,
+    pub seed: u64,
+    /// The YAML-form payload of `tests/support/forms.rs` instead of the realistic one.
+    pub forms: bool,
 }
 
-const USAGE: &str = "usage: gen-payload OUTPUT_DIR [--documents N] [--seed S]";
+const USAGE: &str = "usage: gen-payload OUTPUT_DIR [--documents N] [--seed S] [--forms]";
 
 fn parse_args() -> Result<Args, String> {
     let mut out = None;
     let mut documents = DEFAULT_DOCUMENTS;
     let mut seed = DEFAULT_SEED;
+    let mut forms = false;
     let mut it = env::args().skip(1);
     while let Some(a) = it.next() {
         let (flag, inline) = match a.split_once('=') {
@@ -1628,6 +1640,7 @@ fn parse_args() -> Result<Args, String> {
         };
         match flag.as_str() {
             "-h" | "--help" => return Err(String::new()),
+            "--forms" => forms = true,
             "--documents" => {
                 let v = inline
                     .or_else(|| it.next())
@@ -1652,6 +1665,7 @@ fn parse_args() -> Result<Args, String> {
         out,
         documents,
         seed,
+        forms,
     })
 }
 
@@ -1665,12 +1679,24 @@ fn fresh_dir(dir: &Path) -> Result<(), String> {
     fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))
 }
 
-fn run(args: &Args) -> Result<String, String> {
+/// Writes the payload `args` describes; the summary line to print.
+pub fn run(args: &Args) -> Result<String, String> {
     let manifests = args.out.join("manifests");
     let release = args.out.join("release-manifests");
     fresh_dir(&manifests)?;
     fresh_dir(&release)?;
     let io = |e: std::io::Error| format!("write {}: {e}", args.out.display());
+    if args.forms {
+        let payload = forms::forms_payload(args.seed, args.documents);
+        payload.write(&args.out).map_err(io)?;
+        return Ok(format!(
+            "gen-payload: wrote {}: {} files, {} documents in varied YAML/JSON forms (seed {})",
+            args.out.display(),
+            payload.files.len(),
+            payload.documents,
+            args.seed,
+        ));
+    }
 
     let mut rng = Rng::new(args.seed);
     // About 60 components for a real-sized payload (~1000 documents) or more; fewer for

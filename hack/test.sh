@@ -6,6 +6,7 @@
 #   CVO_REQUIRE_CORPUS=1    # fail (instead of skip) when ../shared/corpus is absent
 #   CVO_REQUIRE_CLUSTER=1   # fail (instead of skip) when the test cluster cannot start
 #   CVO_REQUIRE_REGISTRY=1  # fail (instead of skip) when the test registry cannot start
+#   CVO_REQUIRE_UPSTREAM=1  # fail (instead of skip) when the upstream oracle cannot be built
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,13 @@ echo "==> hack/cluster/build.sh"
 if ! hack/cluster/build.sh; then
   [ "${CVO_REQUIRE_CLUSTER:-}" != 1 ] || exit 1
   echo "warning: cannot build the test cluster; the cluster tests will skip" >&2
+fi
+# tests/upstream.rs compares cvo with the upstream oracle (hack/upstream/, Go): ~1-2 min to
+# build cold, cached in ~/.cache/cvo/upstream.
+echo "==> hack/upstream/build.sh"
+if ! hack/upstream/build.sh >/dev/null; then
+  [ "${CVO_REQUIRE_UPSTREAM:-}" != 1 ] || exit 1
+  echo "warning: cannot build the upstream oracle; tests/upstream.rs will skip" >&2
 fi
 echo "==> cargo test"
 cargo test --all-targets --locked

@@ -418,7 +418,7 @@ fn document_value(chunk: &mut yaml::Chunk<'_>) -> Result<Option<Document>, yaml:
             false,
         ),
         None => {
-            let (node, repeats) = yaml::parse_document_noting_repeats(chunk.text)?;
+            let (node, repeats) = yaml::parse_document_noting_repeats(&chunk.reader_text())?;
             let raw = yaml::go_json(&node).into_boxed_slice();
             (node, raw, repeats)
         }

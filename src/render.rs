@@ -82,11 +82,20 @@ pub fn render(
 fn file_contents(kept: &[&Manifest], total_in_file: usize, format: Format) -> RenderedFile {
     let name = kept[0].file.to_string();
     let contents = match format {
-        Format::Json => kept
-            .iter()
-            .map(|m| String::from_utf8_lossy(&m.raw).into_owned())
-            .collect::<Vec<_>>()
-            .join("\n---\n"),
+        Format::Json => {
+            let mut out = String::with_capacity(kept.iter().map(|m| m.raw.len() + 5).sum());
+            for (i, m) in kept.iter().enumerate() {
+                if i > 0 {
+                    out.push_str("\n---\n");
+                }
+                // Raw is always UTF-8 (JSON written by us, or the bytes of a UTF-8 file).
+                match std::str::from_utf8(&m.raw) {
+                    Ok(text) => out.push_str(text),
+                    Err(_) => out.push_str(&String::from_utf8_lossy(&m.raw)),
+                }
+            }
+            out
+        }
         Format::Original if kept.len() == total_in_file => kept[0].file_text().to_string(),
         Format::Original => join_documents(kept),
     };

@@ -573,7 +573,10 @@ mod tests {
                 .set_members(CapabilitySet::None)
                 .contains(&clash.name)
         );
-        assert_eq!(check_declared(std::slice::from_ref(&widgets)), Vec::<String>::new());
+        assert_eq!(
+            check_declared(std::slice::from_ref(&widgets)),
+            Vec::<String>::new()
+        );
         let problems = check_declared(&[
             widgets.clone(),
             widgets,

@@ -29,17 +29,48 @@ pub fn parse_document_noting_repeats(text: &str) -> Result<(Node, bool), Error> 
     let mut builder = Builder {
         parser: EventParser::new(text.as_bytes()),
         anchors: HashMap::new(),
+        nodes_started: 0,
         alias_copies: 0,
         repeats: false,
     };
-    let node = builder.document()?;
-    Ok((node, builder.repeats))
+    match builder.document() {
+        Ok(node) => Ok((node, builder.repeats)),
+        Err(e) => match with_quote_escape_spelled_out(text, &e) {
+            Some(fixed) => parse_document_noting_repeats(&fixed),
+            None => Err(e),
+        },
+    }
+}
+
+/// go-yaml v2 reads `\'` in a double-quoted scalar as `'`; libyaml refuses it as an unknown
+/// escape. When that is the error, the same text with that escape written `\x27` (the same
+/// character) is what go-yaml read. (Later error positions on that line move by two columns.)
+fn with_quote_escape_spelled_out(text: &str, e: &Error) -> Option<String> {
+    if !e.message.ends_with("found unknown escape character") {
+        return None;
+    }
+    let Position { line, column } = e.position?;
+    // Columns count characters after a byte-order mark, which libyaml has skipped.
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let start = text
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum::<usize>();
+    let start = if line == 1 { bom } else { start };
+    let at = start + text[start..].char_indices().nth(column - 1)?.0;
+    text[at..]
+        .starts_with("\\'")
+        .then(|| format!("{}\\x27{}", &text[..at], &text[at + 2..]))
 }
 
 struct Builder<'a> {
     parser: EventParser<'a>,
-    /// Anchored values with their size, for alias expansion.
-    anchors: HashMap<String, (Node, usize)>,
+    /// Anchored values with their size, for alias expansion, and when their node started.
+    anchors: HashMap<String, (Node, usize, usize)>,
+    /// Nodes begun so far: go-yaml binds an anchor when its node starts, so of two nodes with
+    /// the same anchor, the one that started last wins, even when it is nested in the other.
+    nodes_started: usize,
     alias_copies: usize,
     /// A mapping lost an entry to a later one with the same key (or used a merge key).
     repeats: bool,
@@ -75,6 +106,8 @@ impl Builder<'_> {
                 mark,
             ));
         }
+        self.nodes_started += 1;
+        let started = self.nodes_started;
         match event {
             Event::Scalar {
                 anchor,
@@ -84,30 +117,39 @@ impl Builder<'_> {
             } => {
                 let scalar = scalar(value, style, tag.as_deref(), mark)?;
                 let json = scalar.into_node().map_err(|m| at(m, mark))?;
-                Ok(self.remember(anchor, json, 1))
+                Ok(self.remember(anchor, started, json, 1))
             }
             Event::SequenceStart { anchor, .. } => {
                 let (items, size) = self.sequence(depth)?;
-                Ok(self.remember(anchor, Node::Seq(items), size))
+                Ok(self.remember(anchor, started, Node::Seq(items), size))
             }
             Event::MappingStart { anchor, .. } => {
                 let (map, size) = self.mapping(depth)?;
-                Ok(self.remember(anchor, Node::Map(map), size))
+                Ok(self.remember(anchor, started, Node::Map(map), size))
             }
             Event::Alias(name) => self.alias(&name, mark),
             other => Err(unexpected(&other, mark)),
         }
     }
 
-    fn remember(&mut self, anchor: Option<String>, value: Node, size: usize) -> (Node, usize) {
+    fn remember(
+        &mut self,
+        anchor: Option<String>,
+        started: usize,
+        value: Node,
+        size: usize,
+    ) -> (Node, usize) {
         if let Some(name) = anchor {
-            self.anchors.insert(name, (value.clone(), size));
+            let later = self.anchors.get(&name).is_some_and(|a| a.2 > started);
+            if !later {
+                self.anchors.insert(name, (value.clone(), size, started));
+            }
         }
         (value, size)
     }
 
     fn alias(&mut self, name: &str, mark: Mark) -> Result<(Node, usize), Error> {
-        let (value, size) = self
+        let (value, size, _) = self
             .anchors
             .get(name)
             .ok_or_else(|| at(format!("unknown anchor '{name}' referenced"), mark))?;
@@ -263,6 +305,35 @@ mod tests {
 
     fn parse(text: &str) -> Value {
         parse_document(text).unwrap().into_value()
+    }
+
+    /// hack/upstream: an anchor redefined inside the node that first defines it is bound when
+    /// its node starts, as go-yaml does: the inner definition wins.
+    #[test]
+    fn a_nested_redefinition_of_an_anchor_wins() {
+        assert_eq!(
+            parse("a: &x\n  b: &x inner\nc: *x\n"),
+            json!({"a": {"b": "inner"}, "c": "inner"})
+        );
+        assert_eq!(
+            parse("a: &x first\nb: &x second\nc: *x\n"),
+            json!({"a": "first", "b": "second", "c": "second"})
+        );
+    }
+
+    /// hack/upstream: go-yaml v2 reads `\'` in a double-quoted scalar (libyaml refuses it).
+    #[test]
+    fn the_quote_escape_reads_like_go_yaml() {
+        assert_eq!(
+            parse("a: \"it\\'s\"\nb: \"x\\'\\'\"\nc: 'd\\'\n"),
+            json!({"a": "it's", "b": "x''", "c": "d\\"})
+        );
+        assert_eq!(parse("\u{feff}é: \"\\'日\\'\"\n"), json!({"é": "'日'"}));
+        let err = parse_document("a: \"\\'\\q\"\n").unwrap_err();
+        assert!(
+            err.message.ends_with("found unknown escape character"),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -17,6 +17,8 @@ mod gojson;
 mod node;
 mod resolve;
 
+use std::borrow::Cow;
+
 pub use build::{parse_document, parse_document_noting_repeats};
 pub use duplicates::{DuplicateKey, duplicate_keys};
 pub use gojson::{go_float, go_json, write_go_json};
@@ -68,10 +70,37 @@ pub struct Chunk<'a> {
     pub json: Option<Value>,
 }
 
+impl<'a> Chunk<'a> {
+    /// The text the YAML parser is given, as apimachinery's `YAMLReader` hands a document to
+    /// go-yaml: line by line, each line ended by `\n` (its `LineReader` appends one to every line
+    /// `bufio.Reader.ReadLine` returns). So the last line of a file without a final newline gets
+    /// one, and a block scalar (`|`, `|+`, `>`, `>+`) ending there keeps a final line break,
+    /// which changes the document's JSON and the version hash. (`ReadLine` also drops the `\r`
+    /// of `\r\n`; libyaml reads `\r\n` as one line break, so that needs no copy.)
+    pub fn reader_text(&self) -> Cow<'a, str> {
+        if self.text.is_empty() || self.text.ends_with('\n') {
+            Cow::Borrowed(self.text)
+        } else {
+            Cow::Owned(format!("{}\n", self.text))
+        }
+    }
+}
+
 /// Whether the Kubernetes decoder would read this file as a JSON stream: its first non-space
-/// character is `{`. A byte-order mark is not a space, so such files are read as YAML.
+/// character is `{`, within the first 1024 bytes (`YAMLOrJSONDecoder` peeks at that many; the
+/// CVO's `ParseManifests` asks for 1024). A byte-order mark is not a space, so such files are
+/// read as YAML, and so are files whose `{` comes after 1024 bytes of blank lines.
 pub fn is_json_stream(text: &str) -> bool {
-    text.trim_start().starts_with('{')
+    const PEEK: usize = 1024;
+    for (at, c) in text.char_indices() {
+        if at >= PEEK || c == '{' {
+            return c == '{' && at < PEEK;
+        }
+        if !c.is_whitespace() || at + c.len_utf8() > PEEK {
+            return false;
+        }
+    }
+    false
 }
 
 /// Cuts a file into documents. YAML: on lines beginning with `---` whose rest is blank or a
@@ -219,9 +248,57 @@ mod tests {
         assert!(!err.message.contains(" at line "), "{}", err.message);
     }
 
+    /// hack/upstream: the decoder guesses from the first 1024 bytes only.
+    #[test]
+    fn json_is_only_recognised_within_the_first_1024_bytes() {
+        let json = "{\"b\": 1, \"a\": 2}";
+        assert!(is_json_stream(&format!("{}{json}", " ".repeat(1023))));
+        assert!(!is_json_stream(&format!("{}{json}", " ".repeat(1024))));
+        assert!(!is_json_stream(&format!("{}{json}", " \n".repeat(600))));
+        // A space character cut by the 1024th byte is not a space to the decoder.
+        assert!(!is_json_stream(&format!(
+            "{}\u{a0}{json}",
+            " ".repeat(1023)
+        )));
+        let text = format!("{}{json}", "\n".repeat(1100));
+        assert_eq!(split_stream(&text).unwrap()[0].json, None, "read as YAML");
+    }
+
+    #[test]
+    fn the_reader_text_ends_every_line_like_the_kubernetes_yaml_reader() {
+        let chunks = split_stream("a: |\n  x\n---\nb: |\n  y").unwrap();
+        assert_eq!(chunks[0].reader_text(), "a: |\n  x\n");
+        assert!(matches!(chunks[0].reader_text(), Cow::Borrowed(_)));
+        assert_eq!(
+            chunks[1].text, "b: |\n  y",
+            "the document's own text is kept"
+        );
+        assert_eq!(chunks[1].reader_text(), "b: |\n  y\n");
+    }
+
+    /// Upstream (wubifXWv73o= on the corpus, hack/upstream) keeps the final line break of a
+    /// block scalar on the last line of a file that has no final newline.
+    #[test]
+    fn a_block_scalar_on_the_last_line_keeps_its_line_break() {
+        for (text, expected) in [
+            ("a: |\n  x", "x\n"),
+            ("a: |+\n  x", "x\n"),
+            ("a: >\n  x", "x\n"),
+            ("a: >+\n  x", "x\n"),
+            ("a: |-\n  x", "x"),
+            ("a: >-\n  x", "x"),
+            ("a: |\r\n  x\r\n", "x\n"),
+        ] {
+            let chunk = &split_stream(text).unwrap()[0];
+            let value = parse_value(&chunk.reader_text()).unwrap();
+            assert_eq!(value["a"], expected, "{text:?}");
+        }
+    }
+
     #[test]
     fn a_byte_order_mark_means_yaml() {
         assert!(!is_json_stream("\u{feff}{\"a\":1}"));
         assert!(is_json_stream("\n  {\"a\":1}"));
+        assert!(!is_json_stream("  "));
     }
 }

@@ -301,14 +301,15 @@ fn is_yaml_style_float(s: &str) -> bool {
 
 /// Go `strconv.ParseFloat(s, 64)` for the decimal forms YAML can reach here. Rust's parser also
 /// takes `inf`/`nan` words, which Go spells differently; those never reach this point because
-/// the hint table only sends `.`, digits and signs here, but guard anyway.
+/// the hint table only sends `.`, digits and signs here, but guard anyway. A value too large for
+/// a float64 is an error to Go (`ErrRange`), so go-yaml keeps such a scalar a string (`1e400`).
 fn parse_go_float(s: &str) -> Option<f64> {
     if s.bytes()
         .any(|c| c.is_ascii_alphabetic() && !matches!(c, b'e' | b'E'))
     {
         return None;
     }
-    s.parse::<f64>().ok()
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
 }
 
 fn decode_binary(text: &str) -> Result<String, String> {
@@ -443,6 +444,10 @@ mod tests {
         assert_eq!(resolve_plain("1."), Scalar::Float(1.0));
         assert!(matches!(resolve_plain(".nan"), Scalar::Float(f) if f.is_nan()));
         assert_eq!(resolve_plain("-.inf"), Scalar::Float(f64::NEG_INFINITY));
+        // hack/upstream: out of float64 range is a string to go-yaml, not an infinity.
+        assert_eq!(resolve_plain("1e400"), Scalar::Str("1e400".into()));
+        assert_eq!(resolve_plain("-1e400"), Scalar::Str("-1e400".into()));
+        assert_eq!(resolve_plain("1e-400"), Scalar::Float(0.0));
     }
 
     #[test]

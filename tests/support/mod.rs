@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod forms;
 pub mod raw_tar;
 pub mod registry;
 
