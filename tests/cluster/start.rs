@@ -601,7 +601,6 @@ pub async fn start_leader_election_hands_over(ctx: &Ctx<'_>) -> anyhow::Result<(
 /// (`0000_00_cluster-version-operator_03_roles.yaml`, applied by an admin's install pass, as the
 /// installer's bootstrap does): a full pass, then the loop with leader election.
 pub async fn start_as_restricted_user(ctx: &Ctx<'_>) -> anyhow::Result<()> {
-    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
     use k8s_openapi::api::core::v1::ServiceAccount;
     let mut options = options()?;
     fresh_install(ctx, &options).await?;
@@ -610,21 +609,7 @@ pub async fn start_as_restricted_user(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
     let accounts: Api<ServiceAccount> =
         Api::namespaced(ctx.admin.clone(), "openshift-cluster-version");
-    let request = TokenRequest {
-        spec: TokenRequestSpec {
-            audiences: vec![],
-            expiration_seconds: Some(3600),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let token = accounts
-        .create_token_request("cluster-version-operator", &PostParams::default(), &request)
-        .await?
-        .status
-        .context("no token in the TokenRequest status")?
-        .token;
-    let restricted = ctx.cluster.client_with_token(&token).await?;
+    let restricted = token_client(ctx, &accounts, "cluster-version-operator").await?;
     // Not an admin: the token only has what the payload's roles grant.
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(restricted.clone(), "kube-system");
@@ -824,7 +809,6 @@ async fn service_account_token(
     name: &str,
     rules: serde_json::Value,
 ) -> anyhow::Result<kube::Client> {
-    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
     use k8s_openapi::api::core::v1::ServiceAccount;
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
     let params = PatchParams::apply("cvo-test").force();
@@ -846,6 +830,17 @@ async fn service_account_token(
     bindings
         .patch(name, &params, &Patch::Apply(&binding))
         .await?;
+    token_client(ctx, &accounts, name).await
+}
+
+/// A client authenticated as the ServiceAccount `name` of `accounts`, with a token from the
+/// TokenRequest API.
+async fn token_client(
+    ctx: &Ctx<'_>,
+    accounts: &Api<k8s_openapi::api::core::v1::ServiceAccount>,
+    name: &str,
+) -> anyhow::Result<kube::Client> {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
     let request = TokenRequest {
         spec: TokenRequestSpec {
             audiences: vec![],
