@@ -53,6 +53,10 @@ plain = [
 write("plain.tar", plain)
 write("plain.tar.gz", plain, compress=True)
 write("pax.tar", plain + [entry("release-manifests/" + "x" * 120 + ".yaml", F, doc)], fmt=tarfile.PAX_FORMAT)
+# A PAX `size` record overrides the header's size field (as for files over 8 GiB).
+big, data = entry("manifests/big.yaml", F, doc)
+big.pax_headers = {"size": str(len(doc))}
+write("pax-size.tar", [entry("manifests/a.yaml", F, doc), (big, data)], fmt=tarfile.PAX_FORMAT)
 write("gnu.tar", [entry("bootstrap/" + "y" * 150, F, doc)], fmt=tarfile.GNU_FORMAT)
 write("whiteouts.tar", [
     entry("release-manifests/.wh.a.yaml", F),
