@@ -155,7 +155,7 @@ crashes=$(stat saved_crashes)
 hangs=$(stat saved_hangs)
 echo "    $target: $(stat execs_done) executions in $(stat run_time) s ($(stat execs_per_sec) exec/s)," \
   "$(stat edges_found) of $(stat total_edges) edges ($(stat bitmap_cvg)), $(stat corpus_count) inputs in the queue," \
-  "slowest input $(stat slowest_exec_ms) ms, peak RSS $(stat peak_rss_mb) MB: $crashes crashes, $hangs hangs"
+  "stability $(stat stability): $crashes crashes, $hangs hangs"
 if [ "$status" -ne 0 ]; then
   tail -n 30 "$out/afl.log" >&2
   echo "hack/fuzz.sh: afl-fuzz exited with status $status" >&2
