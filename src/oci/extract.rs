@@ -190,8 +190,9 @@ pub fn apply_layer<R: Read>(
             entry: raw.clone(),
             reason,
         };
-        let size = entry.header().size().map_err(|e| refuse(e.to_string()))?;
-        budget.bytes += size;
+        // The entry's real size: a PAX `size` record overrides the header's field, which may
+        // then hold anything, up to u64::MAX (found by fuzzing: adding it overflowed).
+        budget.bytes = budget.bytes.saturating_add(entry.size());
         if budget.bytes > limits.max_bytes {
             return Err(too_big());
         }
@@ -525,6 +526,53 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("more than 1 entries"), "{err}");
+    }
+
+    /// Fuzzing found this: the header's size field is ignored when a PAX record gives the
+    /// size, and a huge one overflowed the byte budget.
+    #[test]
+    fn a_pax_size_record_is_the_size_counted() {
+        // Tars without their two end-of-archive blocks, to be concatenated.
+        let open = |mut bytes: Vec<u8>| {
+            bytes.truncate(bytes.len() - 1024);
+            bytes
+        };
+        let pax_size = |size: &str| {
+            let mut pax = tar::Builder::new(Vec::new());
+            pax.append_pax_extensions([("size", size.as_bytes())])
+                .unwrap();
+            open(pax.into_inner().unwrap())
+        };
+        let file = |header_size: u64, data: &[u8]| {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(F);
+            header.set_path("manifests/b").unwrap();
+            header.set_size(header_size);
+            header.set_cksum();
+            let mut bytes = header.as_bytes().to_vec();
+            bytes.extend(data);
+            bytes.resize(bytes.len().next_multiple_of(512) + 1024, 0);
+            bytes
+        };
+
+        let mut bytes = open(layer(&[("manifests/a", F, b"a", None)]));
+        bytes.extend(pax_size("5"));
+        bytes.extend(file(u64::MAX, b"bbbbb"));
+        let dir = tempfile::tempdir().unwrap();
+        apply(dir.path(), &bytes, &Limits::default()).unwrap();
+        assert_eq!(fs::read(dir.path().join("manifests/b")).unwrap(), b"bbbbb");
+
+        // A PAX size over the limit is refused though the header says 0.
+        let mut big = pax_size("5000");
+        big.extend(file(0, &[b'x'; 5000]));
+        let small = Limits {
+            max_bytes: 1000,
+            max_entries: 10,
+        };
+        let err = apply(tempfile::tempdir().unwrap().path(), &big, &small)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("larger than the limit of 1000 bytes"), "{err}");
     }
 
     #[test]

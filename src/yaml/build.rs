@@ -12,8 +12,28 @@ use super::{Error, Position};
 /// Nesting deeper than this is refused instead of risking the stack on hostile input.
 /// (The deepest document of the real payload corpus nests 40 levels.)
 const MAX_DEPTH: usize = 200;
-/// Alias expansion budget (in values copied): go-yaml refuses "excessive aliasing" too.
-const MAX_ALIAS_COPIES: usize = 10_000_000;
+/// go-yaml v2's "excessive aliasing" rule (`allowedAliasRatio`): past 100 values decoded
+/// through aliases and 1,000 in all, at most 99% of the values may come from aliases up to
+/// 400,000 values, scaling down to 10% at 4,000,000. So a billion-laughs document is refused
+/// after a few thousand values, and alias expansion stays proportional to the document's size.
+/// (An absolute budget of 10 million copied values let a 430-byte document take 1.2 s and
+/// 630 MB before it was refused: found while writing the `yaml` fuzz target.)
+fn excessive_aliasing(aliased: usize, decoded: usize) -> bool {
+    const LOW: f64 = 400_000.0;
+    const HIGH: f64 = 4_000_000.0;
+    if aliased <= 100 || decoded <= 1000 {
+        return false;
+    }
+    let decoded = decoded as f64;
+    let allowed = if decoded <= LOW {
+        0.99
+    } else if decoded >= HIGH {
+        0.10
+    } else {
+        0.99 - 0.89 * (decoded - LOW) / (HIGH - LOW)
+    };
+    aliased as f64 / decoded > allowed
+}
 
 /// Parses one YAML document (the first in `text`). An empty document, or one holding only
 /// comments, is `Null` (the CVO skips those).
@@ -31,6 +51,7 @@ pub fn parse_document_noting_repeats(text: &str) -> Result<(Node, bool), Error> 
         anchors: HashMap::new(),
         nodes_started: 0,
         alias_copies: 0,
+        decoded: 0,
         repeats: false,
     };
     match builder.document() {
@@ -72,6 +93,8 @@ struct Builder<'a> {
     /// the same anchor, the one that started last wins, even when it is nested in the other.
     nodes_started: usize,
     alias_copies: usize,
+    /// Values decoded, directly or through aliases (go-yaml's `decodeCount`).
+    decoded: usize,
     /// A mapping lost an entry to a later one with the same key (or used a merge key).
     repeats: bool,
 }
@@ -100,6 +123,7 @@ impl Builder<'_> {
 
     /// A node and how many values it holds (for the alias budget).
     fn node(&mut self, event: Event, mark: Mark, depth: usize) -> Result<(Node, usize), Error> {
+        self.count(1, 0, mark)?;
         if depth > MAX_DEPTH {
             return Err(at(
                 format!("document is nested deeper than {MAX_DEPTH} levels"),
@@ -149,15 +173,26 @@ impl Builder<'_> {
     }
 
     fn alias(&mut self, name: &str, mark: Mark) -> Result<(Node, usize), Error> {
-        let (value, size, _) = self
+        let size = self
             .anchors
             .get(name)
-            .ok_or_else(|| at(format!("unknown anchor '{name}' referenced"), mark))?;
-        self.alias_copies += size;
-        if self.alias_copies > MAX_ALIAS_COPIES {
+            .ok_or_else(|| at(format!("unknown anchor '{name}' referenced"), mark))?
+            .1;
+        // Checked before copying: a refused expansion costs nothing.
+        self.count(size, size, mark)?;
+        Ok((self.anchors[name].0.clone(), size))
+    }
+
+    /// Counts values decoded (`aliased` of them through an alias) and applies go-yaml's alias
+    /// rule. go-yaml checks after each value; checking after a whole expansion is the same, as
+    /// the aliased share only grows during one (and the share allowed only shrinks).
+    fn count(&mut self, decoded: usize, aliased: usize, mark: Mark) -> Result<(), Error> {
+        self.decoded += decoded;
+        self.alias_copies += aliased;
+        if excessive_aliasing(self.alias_copies, self.decoded) {
             return Err(at("document contains excessive aliasing", mark));
         }
-        Ok((value.clone(), *size))
+        Ok(())
     }
 
     fn sequence(&mut self, depth: usize) -> Result<(Vec<Node>, usize), Error> {
@@ -199,6 +234,9 @@ impl Builder<'_> {
     }
 
     fn key(&mut self, event: Event, mark: Mark) -> Result<Key, Error> {
+        if matches!(event, Event::Scalar { .. }) {
+            self.count(1, 0, mark)?;
+        }
         match event {
             Event::Scalar {
                 tag, value, style, ..
@@ -436,6 +474,37 @@ mod tests {
                 .message
                 .contains("nested deeper")
         );
+    }
+
+    /// go-yaml's rule: a document of a few hundred bytes expanding to ~15,000 values, 99.7% of
+    /// them through aliases, is refused (the old budget of 10 million copies let such documents
+    /// grow to 630 MB before refusing them; found while writing the `yaml` fuzz target).
+    #[test]
+    fn aliasing_is_limited_by_its_share_like_go_yaml() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..4 {
+            let p = i - 1;
+            text.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+        }
+        let err = parse_document(&text).unwrap_err();
+        assert!(err.message.contains("excessive aliasing"), "{err:?}");
+        assert_eq!(err.position.map(|p| p.line), Some(4));
+
+        // A large anchored value used a few times is fine: most values are not aliased.
+        let items = vec!["x"; 2000].join(", ");
+        let text = format!("a: &a [{items}]\nb: [*a, *a, *a, *a, *a]\n");
+        let value = parse(&text);
+        assert_eq!(value["b"].as_array().unwrap().len(), 5);
+        assert_eq!(value["b"][4].as_array().unwrap().len(), 2000);
+
+        assert!(!excessive_aliasing(100, 100_000));
+        assert!(!excessive_aliasing(990, 1_000));
+        assert!(excessive_aliasing(992, 1_001));
+        assert!(!excessive_aliasing(390_000, 400_000));
+        // Between 400,000 and 4,000,000 values the share allowed falls from 99% to 10%.
+        assert!(!excessive_aliasing(1_000_000, 2_000_000)); // 50% of 59.4% allowed
+        assert!(excessive_aliasing(1_000_000, 3_500_000)); // 28.6% of 22.4% allowed
+        assert!(excessive_aliasing(500_000, 4_500_000)); // 11.1% of 10% allowed
     }
 
     #[test]

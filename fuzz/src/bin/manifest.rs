@@ -1,0 +1,3 @@
+fn main() {
+    afl::fuzz!(|data: &[u8]| cvo_fuzz::fuzz_manifest(data));
+}
