@@ -13,11 +13,18 @@
 //!   [`operator`] (one apply pass against a cluster); with the `apply` command, the only code that
 //!   depends on kube.
 //!
+//! Cargo features (both default): `cluster` builds [`cluster`], [`operator`] and the `apply`,
+//! `start` and `crds` commands (kube, k8s-openapi, hyper, prometheus-client); `registry` builds
+//! the registry client ([`oci::registry`]: oci-client, rustls, tokio). `cluster` implies
+//! `registry`. `--no-default-features` is the render-only build: every payload command, with
+//! payload directories, the bundled payload and image layouts.
+//!
 //! [`components`] is where the payload components `cvo` ships will live.
 
 pub mod capability;
 pub mod causes;
 pub mod cli;
+#[cfg(feature = "cluster")]
 pub mod cluster;
 pub mod components;
 pub mod explain;
@@ -26,6 +33,7 @@ pub mod hash;
 pub mod include;
 pub mod manifest;
 pub mod oci;
+#[cfg(feature = "cluster")]
 pub mod operator;
 pub mod payload;
 pub mod plan;

@@ -8,15 +8,19 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::cli::emit(&format!($($arg)*)) };
 }
 
+#[cfg(feature = "cluster")]
 mod apply;
 mod capabilities;
+#[cfg(feature = "cluster")]
 mod connect;
+#[cfg(feature = "cluster")]
 mod crds;
 mod graph;
 mod inclusion;
 mod payload_commands;
 mod payload_image;
 mod plan;
+#[cfg(feature = "cluster")]
 mod start;
 mod validate;
 
@@ -40,6 +44,13 @@ use crate::payload::{LoadError, LoadOptions, Payload, PayloadSource, read_input}
     version,
     term_width = 120,
     about = "Release-payload processor in the style of the OpenShift Cluster Version Operator"
+)]
+#[cfg_attr(
+    not(feature = "cluster"),
+    command(
+        after_help = "This cvo was built without the `cluster` feature: the apply, start and crds \
+                          commands are left out. Build with default features to have them."
+    )
 )]
 pub struct Cli {
     /// Log format on standard error.
@@ -181,14 +192,17 @@ pub enum Command {
     /// deleted or left behind.
     Plan(plan::PlanArgs),
     /// Print the ClusterVersion and ClusterOperator CustomResourceDefinitions.
+    #[cfg(feature = "cluster")]
     Crds(crds::CrdsArgs),
     /// Apply a payload to a cluster once (server-side apply), in task-graph order.
+    #[cfg(feature = "cluster")]
     Apply(apply::ApplyArgs),
     /// Release images in registries and OCI image layouts: pull (extract), push (pack and
     /// upload), info.
     Payload(payload_image::PayloadGroup),
     /// Run the operator: apply the payload every resync interval and report ClusterVersion
     /// status, until interrupted (Ctrl-C, SIGTERM).
+    #[cfg(feature = "cluster")]
     Start(start::StartArgs),
 }
 
@@ -201,11 +215,15 @@ impl Command {
             Command::Graph(a) => Some(&a.images),
             Command::Hash(a) => Some(&a.images),
             Command::Validate(a) => Some(&a.images),
+            #[cfg(feature = "cluster")]
             Command::Apply(a) => Some(&a.images),
+            #[cfg(feature = "cluster")]
             Command::Start(a) => Some(&a.images),
             Command::Plan(a) => Some(&a.images),
             Command::Payload(a) => Some(a.images()),
-            Command::Capabilities(_) | Command::Crds(_) => None,
+            Command::Capabilities(_) => None,
+            #[cfg(feature = "cluster")]
+            Command::Crds(_) => None,
         }
     }
 }
@@ -240,11 +258,14 @@ pub type CliResult = Result<ExitCode, CliError>;
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> ExitCode {
     // The operator loop reports its progress at info; the one-shot commands only warn.
+    #[cfg(feature = "cluster")]
     let default_level = if matches!(cli.command, Command::Start(_)) {
         "info"
     } else {
         "warn"
     };
+    #[cfg(not(feature = "cluster"))]
+    let default_level = "warn";
     init_logging(cli.log_format, default_level);
     use std::io::IsTerminal as _;
     let ci = std::env::var("CI").ok();
@@ -269,9 +290,12 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Capabilities(args) => capabilities::capabilities(args),
         Command::Validate(args) => validate::validate(args, &settings),
         Command::Plan(args) => plan::plan(args, &settings),
+        #[cfg(feature = "cluster")]
         Command::Crds(args) => crds::crds_command(args),
+        #[cfg(feature = "cluster")]
         Command::Apply(args) => apply::apply(args, &settings),
         Command::Payload(args) => payload_image::payload(args, &settings),
+        #[cfg(feature = "cluster")]
         Command::Start(args) => start::start(args, &settings),
     };
     match result {
@@ -299,10 +323,14 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Capabilities(a) => machine(&a.output),
         Command::Validate(a) => machine(&a.output),
         Command::Plan(a) => machine(&a.output),
+        #[cfg(feature = "cluster")]
         Command::Crds(a) => machine(&a.output),
+        #[cfg(feature = "cluster")]
         Command::Apply(a) => machine(&a.output),
         Command::Payload(a) => a.machine_output(),
-        Command::Render(_) | Command::Hash(_) | Command::Start(_) => false,
+        Command::Render(_) | Command::Hash(_) => false,
+        #[cfg(feature = "cluster")]
+        Command::Start(_) => false,
     };
     if cli.command.images().is_some_and(|i| i.quiet) {
         OutputMode::Quiet

@@ -14,6 +14,13 @@ pub mod cache;
 pub mod extract;
 pub mod layout;
 pub mod progress;
+mod reference;
+#[cfg(feature = "registry")]
+pub mod registry;
+/// A build without the `registry` feature: registry references are still recognised (so they
+/// are not mistaken for directories) but reaching one is an error that names the feature.
+#[cfg(not(feature = "registry"))]
+#[path = "registry_off.rs"]
 pub mod registry;
 pub mod write;
 
