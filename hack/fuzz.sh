@@ -7,10 +7,11 @@
 # Installs what is missing (cargo-afl under ~/.cache/cvo/tools, the AFL++ runtime it builds
 # under ~/.cache/cvo/afl), builds the instrumented targets (fuzz/, cached in
 # ~/.cache/cvo/fuzz-target), builds the seed corpus at run time from fuzz/seeds, the bundled
-# payloads and ../shared/corpus when present, and runs afl-fuzz for SECONDS. Exits non-zero
-# when a target crashes (a panic, an abort, a broken invariant; over CVO_FUZZ_MEMORY_MB of
-# memory) or hangs (an input taking over CVO_FUZZ_TIMEOUT_MS), printing the input and what the
-# target said. Findings stay in fuzz/out/TARGET/default/{crashes,hangs} until the next run.
+# payloads and ../shared/corpus ($CVO_CORPUS_DIR) when present (required with
+# CVO_REQUIRE_CORPUS=1), and runs afl-fuzz for SECONDS. Exits non-zero when a target crashes
+# (a panic, an abort, a broken invariant; over CVO_FUZZ_MEMORY_MB of memory) or hangs (an input
+# taking over CVO_FUZZ_TIMEOUT_MS), printing the input and what the target said. Findings stay
+# in fuzz/out/TARGET/default/{crashes,hangs} until the next run.
 #
 #   CVO_FUZZ_TIMEOUT_MS   hang timeout per input (default 1000)
 #   CVO_FUZZ_MEMORY_MB    memory limit of the target (default 2048)
@@ -88,7 +89,11 @@ out=$repo/fuzz/out/$target
 seeds=$out/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"
-corpus=$repo/../shared/corpus
+corpus=${CVO_CORPUS_DIR:-$repo/../shared/corpus}
+if [ ! -d "$corpus" ]; then
+  [ "${CVO_REQUIRE_CORPUS:-}" != 1 ] || { echo "hack/fuzz.sh: no corpus at $corpus" >&2; exit 1; }
+  echo "    (no corpus at $corpus: seeds from fuzz/seeds and payloads/ only)"
+fi
 # Files up to this size: larger ones slow every execution for little new coverage.
 max_seed_bytes=16384
 add_seeds() { # DIR... : copies the regular files of the directories given (those that exist)
