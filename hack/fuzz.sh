@@ -145,7 +145,7 @@ echo "==> afl-fuzz $target for ${seconds}s ($(ls "$seeds" | wc -l) seeds, hang t
 status=0
 TMPDIR=$scratch \
   AFL_NO_UI=1 AFL_QUIET=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_FAST_CAL=1 \
-  AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_IGNORE_SEED_PROBLEMS=1 \
+  AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
   "$afl_dir/bin/afl-fuzz" "${input[@]}" -o "$out" -V "$seconds" -t "$timeout_ms" \
   -m "${CVO_FUZZ_MEMORY_MB:-2048}" -x "$dict" -- "$binary" >"$out/afl.log" 2>&1 || status=$?
 
@@ -166,11 +166,22 @@ if [ "$status" -ne 0 ]; then
   echo "hack/fuzz.sh: afl-fuzz exited with status $status" >&2
   exit 1
 fi
-if [ "$crashes" != 0 ] || [ "$hangs" != 0 ]; then
-  for f in "$out"/default/crashes/id:* "$out"/default/hangs/id:*; do
+# afl-fuzz skips a seed that crashes or hangs with a warning: a finding too.
+bad_seeds=()
+while IFS= read -r name; do
+  bad_seeds+=("$seeds/$name")
+done < <(grep -aoE "Test case '[^']*orig:[^']+' results in a (crash|timeout)" "$out/afl.log" |
+  sed -E "s/.*orig:([^']+)'.*/\1/")
+if [ ${#bad_seeds[@]} -gt 0 ]; then
+  echo "    $target: ${#bad_seeds[@]} seeds crash or hang" >&2
+fi
+if [ "$crashes" != 0 ] || [ "$hangs" != 0 ] || [ ${#bad_seeds[@]} -gt 0 ]; then
+  for f in "${bad_seeds[@]}" "$out"/default/crashes/id:* "$out"/default/hangs/id:*; do
     [ -f "$f" ] || continue
     echo "--- $f" >&2
-    timeout 10 "$binary" <"$f" 2>&1 | tail -n 8 >&2 || true
+    # What the target says (the panic message), or a note that it ran out of time.
+    RUST_BACKTRACE=0 timeout 10 sh -c '"$0" <"$1" 2>&1 || echo "(exit status $?)"' "$binary" "$f" |
+      head -n 6 >&2 || true
   done
   echo "hack/fuzz.sh: $target: reproduce with: $binary < FILE" >&2
   exit 1
