@@ -7,10 +7,11 @@
 # Installs what is missing (cargo-afl under ~/.cache/cvo/tools, the AFL++ runtime it builds
 # under ~/.cache/cvo/afl), builds the instrumented targets (fuzz/, cached in
 # ~/.cache/cvo/fuzz-target), builds the seed corpus at run time from fuzz/seeds, the bundled
-# payloads and ../shared/corpus when present, and runs afl-fuzz for SECONDS. Exits non-zero
-# when a target crashes (a panic, an abort, a broken invariant; over CVO_FUZZ_MEMORY_MB of
-# memory) or hangs (an input taking over CVO_FUZZ_TIMEOUT_MS), printing the input and what the
-# target said. Findings stay in fuzz/out/TARGET/default/{crashes,hangs} until the next run.
+# payloads and ../shared/corpus ($CVO_CORPUS_DIR) when present (required with
+# CVO_REQUIRE_CORPUS=1), and runs afl-fuzz for SECONDS. Exits non-zero when a target crashes
+# (a panic, an abort, a broken invariant; over CVO_FUZZ_MEMORY_MB of memory) or hangs (an input
+# taking over CVO_FUZZ_TIMEOUT_MS), printing the input and what the target said. Findings stay
+# in fuzz/out/TARGET/default/{crashes,hangs} until the next run.
 #
 #   CVO_FUZZ_TIMEOUT_MS   hang timeout per input (default 1000)
 #   CVO_FUZZ_MEMORY_MB    memory limit of the target (default 2048)
@@ -88,7 +89,11 @@ out=$repo/fuzz/out/$target
 seeds=$out/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"
-corpus=$repo/../shared/corpus
+corpus=${CVO_CORPUS_DIR:-$repo/../shared/corpus}
+if [ ! -d "$corpus" ]; then
+  [ "${CVO_REQUIRE_CORPUS:-}" != 1 ] || { echo "hack/fuzz.sh: no corpus at $corpus" >&2; exit 1; }
+  echo "    (no corpus at $corpus: seeds from fuzz/seeds and payloads/ only)"
+fi
 # Files up to this size: larger ones slow every execution for little new coverage.
 max_seed_bytes=16384
 add_seeds() { # DIR... : copies the regular files of the directories given (those that exist)
@@ -140,7 +145,7 @@ echo "==> afl-fuzz $target for ${seconds}s ($(ls "$seeds" | wc -l) seeds, hang t
 status=0
 TMPDIR=$scratch \
   AFL_NO_UI=1 AFL_QUIET=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_FAST_CAL=1 \
-  AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_IGNORE_SEED_PROBLEMS=1 \
+  AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
   "$afl_dir/bin/afl-fuzz" "${input[@]}" -o "$out" -V "$seconds" -t "$timeout_ms" \
   -m "${CVO_FUZZ_MEMORY_MB:-2048}" -x "$dict" -- "$binary" >"$out/afl.log" 2>&1 || status=$?
 
@@ -161,11 +166,22 @@ if [ "$status" -ne 0 ]; then
   echo "hack/fuzz.sh: afl-fuzz exited with status $status" >&2
   exit 1
 fi
-if [ "$crashes" != 0 ] || [ "$hangs" != 0 ]; then
-  for f in "$out"/default/crashes/id:* "$out"/default/hangs/id:*; do
+# afl-fuzz skips a seed that crashes or hangs with a warning: a finding too.
+bad_seeds=()
+while IFS= read -r name; do
+  bad_seeds+=("$seeds/$name")
+done < <(grep -aoE "Test case '[^']*orig:[^']+' results in a (crash|timeout)" "$out/afl.log" |
+  sed -E "s/.*orig:([^']+)'.*/\1/")
+if [ ${#bad_seeds[@]} -gt 0 ]; then
+  echo "    $target: ${#bad_seeds[@]} seeds crash or hang" >&2
+fi
+if [ "$crashes" != 0 ] || [ "$hangs" != 0 ] || [ ${#bad_seeds[@]} -gt 0 ]; then
+  for f in "${bad_seeds[@]}" "$out"/default/crashes/id:* "$out"/default/hangs/id:*; do
     [ -f "$f" ] || continue
     echo "--- $f" >&2
-    timeout 10 "$binary" <"$f" 2>&1 | tail -n 8 >&2 || true
+    # What the target says (the panic message), or a note that it ran out of time.
+    RUST_BACKTRACE=0 timeout 10 sh -c '"$0" <"$1" 2>&1 || echo "(exit status $?)"' "$binary" "$f" |
+      head -n 6 >&2 || true
   done
   echo "hack/fuzz.sh: $target: reproduce with: $binary < FILE" >&2
   exit 1
