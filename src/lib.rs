@@ -26,6 +26,7 @@ pub mod causes;
 pub mod cli;
 #[cfg(feature = "cluster")]
 pub mod cluster;
+#[cfg(feature = "cluster")]
 pub mod components;
 pub mod explain;
 pub mod graph;

@@ -1,4 +1,7 @@
-//! Payload components that `cvo` ships in its own payloads (`payloads/`) and implements:
-//! DeploymentTarget provisioning (Konflux), agent late binding (Assisted Installer) and the
-//! Open Horizon edge agent. Each will be a state machine over plain data here, with its
-//! cluster shell beside the operator. None is built yet; later issues add them.
+//! Payload components that `cvo` ships in its own payloads (`payloads/`) and implements, each
+//! under a capability the payload declares. Each is a pure core (types, reconcile decisions
+//! over plain data) with its kube-runtime shell beside it, hosted by `cvo controller NAME`.
+//!
+//! - [`deployment_targets`]: DeploymentTarget provisioning (Konflux environments).
+
+pub mod deployment_targets;

@@ -1,0 +1,10 @@
+//! DeploymentTarget provisioning (Konflux): DeploymentTargetClaims bind to DeploymentTargets
+//! the way PersistentVolumeClaims bind to PersistentVolumes, classes say how targets are
+//! provisioned and reclaimed, and Environments turn a bound claim into a managed environment.
+//!
+//! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys.
+//! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out).
+
+pub mod keys;
+pub mod model;
+pub mod types;

@@ -1,0 +1,408 @@
+//! The plain data every reconcile function works on: a [`World`] of objects (what a reconcile
+//! may read), and an [`Outcome`] (the writes it asks for, in order, the Events it reports, and
+//! when to look again). The controller builds a `World` from its watch caches and executes the
+//! writes against the API server; `cvo dt reconcile` keeps a `World` in memory and applies them
+//! itself. Neither kind of caller is visible from here.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+
+use super::types::{
+    DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
+    GitOpsDeploymentManagedEnvironment, SpaceRequest,
+};
+
+/// The kinds of object the component reads or writes, in the order `cvo dt reconcile` prints them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    DeploymentTargetClass,
+    DeploymentTarget,
+    DeploymentTargetClaim,
+    Environment,
+    GitOpsDeploymentManagedEnvironment,
+    SpaceRequest,
+    Namespace,
+    ServiceAccount,
+    RoleBinding,
+    Secret,
+}
+
+impl Kind {
+    /// The `kind` field.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::DeploymentTargetClass => "DeploymentTargetClass",
+            Kind::DeploymentTarget => "DeploymentTarget",
+            Kind::DeploymentTargetClaim => "DeploymentTargetClaim",
+            Kind::Environment => "Environment",
+            Kind::GitOpsDeploymentManagedEnvironment => "GitOpsDeploymentManagedEnvironment",
+            Kind::SpaceRequest => "SpaceRequest",
+            Kind::Namespace => "Namespace",
+            Kind::ServiceAccount => "ServiceAccount",
+            Kind::RoleBinding => "RoleBinding",
+            Kind::Secret => "Secret",
+        }
+    }
+
+    /// Whether objects of this kind live in a namespace.
+    pub fn is_namespaced(self) -> bool {
+        !matches!(self, Kind::DeploymentTargetClass | Kind::Namespace)
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which object: kind, namespace (`""` for cluster-scoped kinds) and name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectRef {
+    pub kind: Kind,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectRef {
+    pub fn new(kind: Kind, namespace: &str, name: &str) -> Self {
+        ObjectRef {
+            kind,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// One object of a kind the component handles.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Object {
+    Class(DeploymentTargetClass),
+    Target(DeploymentTarget),
+    Claim(DeploymentTargetClaim),
+    Environment(Environment),
+    ManagedEnvironment(GitOpsDeploymentManagedEnvironment),
+    SpaceRequest(SpaceRequest),
+    Namespace(Namespace),
+    ServiceAccount(ServiceAccount),
+    RoleBinding(RoleBinding),
+    Secret(Secret),
+}
+
+impl Object {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Object::Class(_) => Kind::DeploymentTargetClass,
+            Object::Target(_) => Kind::DeploymentTarget,
+            Object::Claim(_) => Kind::DeploymentTargetClaim,
+            Object::Environment(_) => Kind::Environment,
+            Object::ManagedEnvironment(_) => Kind::GitOpsDeploymentManagedEnvironment,
+            Object::SpaceRequest(_) => Kind::SpaceRequest,
+            Object::Namespace(_) => Kind::Namespace,
+            Object::ServiceAccount(_) => Kind::ServiceAccount,
+            Object::RoleBinding(_) => Kind::RoleBinding,
+            Object::Secret(_) => Kind::Secret,
+        }
+    }
+
+    pub fn meta(&self) -> &ObjectMeta {
+        match self {
+            Object::Class(o) => o.meta(),
+            Object::Target(o) => o.meta(),
+            Object::Claim(o) => o.meta(),
+            Object::Environment(o) => o.meta(),
+            Object::ManagedEnvironment(o) => o.meta(),
+            Object::SpaceRequest(o) => o.meta(),
+            Object::Namespace(o) => o.meta(),
+            Object::ServiceAccount(o) => o.meta(),
+            Object::RoleBinding(o) => o.meta(),
+            Object::Secret(o) => o.meta(),
+        }
+    }
+
+    pub fn meta_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            Object::Class(o) => o.meta_mut(),
+            Object::Target(o) => o.meta_mut(),
+            Object::Claim(o) => o.meta_mut(),
+            Object::Environment(o) => o.meta_mut(),
+            Object::ManagedEnvironment(o) => o.meta_mut(),
+            Object::SpaceRequest(o) => o.meta_mut(),
+            Object::Namespace(o) => o.meta_mut(),
+            Object::ServiceAccount(o) => o.meta_mut(),
+            Object::RoleBinding(o) => o.meta_mut(),
+            Object::Secret(o) => o.meta_mut(),
+        }
+    }
+
+    pub fn reference(&self) -> ObjectRef {
+        let meta = self.meta();
+        let namespace = match self.kind().is_namespaced() {
+            true => meta.namespace.clone().unwrap_or_default(),
+            false => String::new(),
+        };
+        ObjectRef {
+            kind: self.kind(),
+            namespace,
+            name: meta.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// The objects a reconcile may read, keyed and ordered by kind, namespace and name (so a
+/// listing comes in the API server's order: by name).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct World {
+    objects: BTreeMap<ObjectRef, Object>,
+}
+
+macro_rules! typed_access {
+    ($get:ident, $list:ident, $variant:ident, $kind:ident, $ty:ty) => {
+        /// The object of this kind with this namespace and name.
+        pub fn $get(&self, namespace: &str, name: &str) -> Option<&$ty> {
+            match self.get(&ObjectRef::new(Kind::$kind, namespace, name)) {
+                Some(Object::$variant(o)) => Some(o),
+                _ => None,
+            }
+        }
+
+        /// The objects of this kind in a namespace, by name.
+        pub fn $list<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a $ty> + 'a {
+            self.in_namespace(Kind::$kind, namespace)
+                .filter_map(|o| match o {
+                    Object::$variant(o) => Some(o),
+                    _ => None,
+                })
+        }
+    };
+}
+
+impl World {
+    pub fn new() -> Self {
+        World::default()
+    }
+
+    /// Adds or replaces an object.
+    pub fn insert(&mut self, object: Object) {
+        self.objects.insert(object.reference(), object);
+    }
+
+    pub fn remove(&mut self, reference: &ObjectRef) -> Option<Object> {
+        self.objects.remove(reference)
+    }
+
+    pub fn get(&self, reference: &ObjectRef) -> Option<&Object> {
+        self.objects.get(reference)
+    }
+
+    pub fn get_mut(&mut self, reference: &ObjectRef) -> Option<&mut Object> {
+        self.objects.get_mut(reference)
+    }
+
+    /// Every object, by kind, namespace and name.
+    pub fn objects(&self) -> impl Iterator<Item = &Object> {
+        self.objects.values()
+    }
+
+    /// The objects of a kind in a namespace (`""` for cluster-scoped kinds), by name.
+    pub fn in_namespace<'a>(
+        &'a self,
+        kind: Kind,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Object> + 'a {
+        let start = ObjectRef::new(kind, namespace, "");
+        (self.objects.range(start..))
+            .take_while(move |(r, _)| r.kind == kind && r.namespace == namespace)
+            .map(|(_, o)| o)
+    }
+
+    /// Every object of a kind, by namespace and name.
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Object> {
+        (self.objects.range(ObjectRef::new(kind, "", "")..))
+            .take_while(move |(r, _)| r.kind == kind)
+            .map(|(_, o)| o)
+    }
+
+    /// A DeploymentTargetClass by name.
+    pub fn class(&self, name: &str) -> Option<&DeploymentTargetClass> {
+        match self.get(&ObjectRef::new(Kind::DeploymentTargetClass, "", name)) {
+            Some(Object::Class(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Every DeploymentTargetClass, by name.
+    pub fn classes(&self) -> impl Iterator<Item = &DeploymentTargetClass> {
+        self.in_namespace(Kind::DeploymentTargetClass, "")
+            .filter_map(|o| match o {
+                Object::Class(c) => Some(c),
+                _ => None,
+            })
+    }
+
+    /// A Namespace by name.
+    pub fn namespace(&self, name: &str) -> Option<&Namespace> {
+        match self.get(&ObjectRef::new(Kind::Namespace, "", name)) {
+            Some(Object::Namespace(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    typed_access!(target, targets, Target, DeploymentTarget, DeploymentTarget);
+    typed_access!(
+        claim,
+        claims,
+        Claim,
+        DeploymentTargetClaim,
+        DeploymentTargetClaim
+    );
+    typed_access!(
+        environment,
+        environments,
+        Environment,
+        Environment,
+        Environment
+    );
+    typed_access!(
+        managed_environment,
+        managed_environments,
+        ManagedEnvironment,
+        GitOpsDeploymentManagedEnvironment,
+        GitOpsDeploymentManagedEnvironment
+    );
+    typed_access!(
+        space_request,
+        space_requests,
+        SpaceRequest,
+        SpaceRequest,
+        SpaceRequest
+    );
+    typed_access!(
+        service_account,
+        service_accounts,
+        ServiceAccount,
+        ServiceAccount,
+        ServiceAccount
+    );
+    typed_access!(
+        role_binding,
+        role_bindings,
+        RoleBinding,
+        RoleBinding,
+        RoleBinding
+    );
+    typed_access!(secret, secrets, Secret, Secret, Secret);
+}
+
+/// A kubeconfig for one ServiceAccount, whose token only the executor can obtain (a
+/// TokenRequest on the cluster; a placeholder offline).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeconfigTemplate {
+    /// The API server URL a client of the target uses.
+    pub server: String,
+    /// PEM CA bundle of that server, if it is not a publicly trusted one.
+    pub certificate_authority_data: Option<String>,
+    pub insecure_skip_tls_verify: bool,
+    /// The namespace of the kubeconfig's context.
+    pub namespace: String,
+    /// The user name in the kubeconfig.
+    pub user: String,
+}
+
+/// One write a reconcile asks for. Writes are executed in order and stop at the first that
+/// fails; a write to an object carries the `resourceVersion` the reconcile read, and the
+/// executor carries a newer one forward from its own earlier writes to the same object.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Write {
+    Create(Object),
+    /// Metadata and spec (the status subresource is not touched).
+    Update(Object),
+    /// The status subresource only.
+    UpdateStatus(Object),
+    /// Deleting an object with finalizers only marks it (`deletionTimestamp`).
+    Delete(ObjectRef),
+    /// Creates `secret` with its `kubeconfig` key filled in from `kubeconfig` and a token for
+    /// `service_account`.
+    CreateKubeconfigSecret {
+        secret: Secret,
+        service_account: ObjectRef,
+        kubeconfig: KubeconfigTemplate,
+    },
+}
+
+impl Write {
+    /// The object written.
+    pub fn target(&self) -> ObjectRef {
+        match self {
+            Write::Create(o) | Write::Update(o) | Write::UpdateStatus(o) => o.reference(),
+            Write::Delete(r) => r.clone(),
+            Write::CreateKubeconfigSecret { secret, .. } => {
+                Object::Secret(secret.clone()).reference()
+            }
+        }
+    }
+}
+
+/// `Normal` or `Warning`, as Kubernetes Events have it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    Normal,
+    Warning,
+}
+
+/// A Kubernetes Event to record on an object a reconcile acted on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub regarding: ObjectRef,
+    pub type_: EventType,
+    /// UpperCamelCase, e.g. `Bound`, `Provisioning`, `Released`.
+    pub reason: String,
+    pub message: String,
+}
+
+/// When to reconcile the object again (besides on a watch event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Only when something it watches changes.
+    Done,
+    /// Soon (after a write whose result the next reconcile must see).
+    Requeue,
+    RequeueAfter(Duration),
+}
+
+/// What one reconcile decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub writes: Vec<Write>,
+    pub events: Vec<Event>,
+    pub next: Next,
+    /// The error upstream's reconciler returns (retried with backoff); the conditions it
+    /// wrote are among `writes`.
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    pub fn done() -> Self {
+        Outcome {
+            writes: Vec::new(),
+            events: Vec::new(),
+            next: Next::Done,
+            error: None,
+        }
+    }
+}
