@@ -406,3 +406,39 @@ impl Outcome {
         }
     }
 }
+
+/// What every reconcile is given besides the objects: the clock and the settings of the
+/// controller (passed as values; nothing here reads the environment).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    /// Now, as the reconcile should see it (`cvo dt reconcile --now` sets it).
+    pub now: k8s_openapi::jiff::Timestamp,
+    /// The settings of the `appstudio.redhat.com/namespace` provisioner.
+    pub namespace_provisioner: NamespaceProvisionerSettings,
+    /// Upstream's `DEV_ONLY_IGNORE_SELFSIGNED_CERT_IN_DEPLOYMENT_TARGET`: provisioned targets
+    /// get `allowInsecureSkipTLSVerify: true`.
+    pub insecure_provisioned_targets: bool,
+}
+
+/// How the namespace provisioner tells a target's users where the API server is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamespaceProvisionerSettings {
+    /// The API server URL written into targets and kubeconfigs.
+    pub server: String,
+    /// PEM CA bundle of that server, written into kubeconfigs.
+    pub certificate_authority_data: Option<String>,
+}
+
+impl Context {
+    /// A context at `now` with the in-cluster API server URL and no CA.
+    pub fn at(now: k8s_openapi::jiff::Timestamp) -> Self {
+        Context {
+            now,
+            namespace_provisioner: NamespaceProvisionerSettings {
+                server: "https://kubernetes.default.svc".into(),
+                certificate_authority_data: None,
+            },
+            insecure_provisioned_targets: false,
+        }
+    }
+}
