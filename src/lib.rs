@@ -31,6 +31,8 @@ pub mod components;
 pub mod explain;
 pub mod graph;
 pub mod hash;
+#[cfg(feature = "cluster")]
+pub mod host;
 pub mod include;
 pub mod manifest;
 pub mod oci;

@@ -62,6 +62,7 @@ const IO: &[&str] = &[
     "operator::run",
     "operator::retrieve",
     "operator::lease",
+    "crate::host",
     "operator::metrics",
     "super::apply",
     "super::run",

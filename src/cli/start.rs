@@ -10,8 +10,9 @@ use clap::Args;
 
 use super::{CliResult, ImageArgs, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
+use crate::host::serve::{bind, serve};
+use crate::host::signal::shutdown_signal;
 use crate::include::DEFAULT_CLUSTER_PROFILE;
-use crate::operator::metrics::{bind, serve};
 use crate::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
 use crate::payload::{LoadOptions, PayloadSource};
 
@@ -136,30 +137,8 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
 /// The pod's name, else the host name; with the process id, so two local processes differ.
-fn default_identity(pod_name: Option<&str>) -> String {
+pub(super) fn default_identity(pod_name: Option<&str>) -> String {
     let host = pod_name
         .map(str::to_string)
         .or_else(|| std::env::var("HOSTNAME").ok())

@@ -1,5 +1,6 @@
 //! The operator's metrics and probes: `/metrics` (Prometheus text), `/healthz` (the process
-//! serves) and `/readyz` (a pass has completed), over a small HTTP/1 server (`--listen`).
+//! serves) and `/readyz` (a pass has completed), served by the host's HTTP server
+//! ([`crate::host::serve`], `--listen`).
 //!
 //! Metrics:
 //! * `cluster_version_capability{name,enabled}`: 1 per known capability, `enabled` is
@@ -8,26 +9,19 @@
 //!   `waiting`, `error`, `incomplete`).
 //! * `cvo_apply_duration_seconds`: the duration of each apply pass.
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use tokio::net::TcpListener;
-use tokio::sync::watch;
 
 use crate::capability::ClusterCapabilities;
+use crate::host::serve::Endpoints;
 
 use super::outcome::ApplyReport;
 
@@ -161,72 +155,18 @@ impl Metrics {
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
     }
+}
 
-    fn respond(&self, path: &str) -> Response<Full<Bytes>> {
-        let (status, content_type, body) = match path {
-            "/metrics" => (
-                StatusCode::OK,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                self.encode(),
-            ),
-            "/healthz" => (StatusCode::OK, "text/plain", "ok\n".into()),
-            "/readyz" if self.is_ready() => (StatusCode::OK, "text/plain", "ok\n".into()),
-            "/readyz" => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "text/plain",
-                "no pass has completed yet\n".into(),
-            ),
-            _ => (StatusCode::NOT_FOUND, "text/plain", "not found\n".into()),
-        };
-        let mut response = Response::new(Full::new(Bytes::from(body)));
-        *response.status_mut() = status;
-        if let Ok(value) = content_type.parse() {
-            response.headers_mut().insert("content-type", value);
-        }
-        response
+impl Endpoints for Metrics {
+    fn metrics_text(&self) -> String {
+        self.encode()
     }
-}
 
-/// Binds `addr` (port 0: any free port); the returned address is the bound one.
-pub async fn bind(addr: SocketAddr) -> std::io::Result<(TcpListener, SocketAddr)> {
-    let listener = TcpListener::bind(addr).await?;
-    let local = listener.local_addr()?;
-    Ok((listener, local))
-}
-
-/// Serves `/metrics`, `/healthz` and `/readyz` on `listener` until `shutdown` turns true.
-pub async fn serve(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = shutdown.changed() => return,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                tracing::warn!(error = %e, "metrics server: accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let response = metrics.respond(req.uri().path());
-                async move { Ok::<_, Infallible>(response) }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await
-            {
-                tracing::debug!(error = %e, "metrics server: connection error");
-            }
-        });
+    fn readiness(&self) -> Result<(), String> {
+        match self.is_ready() {
+            true => Ok(()),
+            false => Err("no pass has completed yet".into()),
+        }
     }
 }
 
@@ -269,13 +209,8 @@ mod tests {
             "{text}"
         );
         assert!(!m.is_ready());
-        assert_eq!(
-            m.respond("/readyz").status(),
-            StatusCode::SERVICE_UNAVAILABLE
-        );
+        assert_eq!(m.readiness(), Err("no pass has completed yet".into()));
         m.set_ready();
-        assert_eq!(m.respond("/readyz").status(), StatusCode::OK);
-        assert_eq!(m.respond("/healthz").status(), StatusCode::OK);
-        assert_eq!(m.respond("/nope").status(), StatusCode::NOT_FOUND);
+        assert_eq!(m.readiness(), Ok(()));
     }
 }

@@ -12,13 +12,12 @@
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
-//! loading a requested release), [`lease`] (leader election)
-//! and [`metrics`] (metrics and probes).
+//! loading a requested release) and [`metrics`] (the operator's metrics). Leader election and
+//! serving are the host's ([`crate::host`]), shared with the components' controllers.
 
 pub mod apply;
 pub mod desired;
 pub mod health;
-pub mod lease;
 pub mod metrics;
 pub mod outcome;
 pub mod pass;
@@ -29,11 +28,11 @@ pub mod status;
 pub mod summary;
 pub mod task;
 
+pub use crate::host::lease::{LeaderElector, LeaseConfig};
 pub use apply::{
     ApplyError, ApplyOptions, apply_graph, apply_payload, apply_payload_with, reason_for,
 };
 pub use health::{OperatorHealthError, check_cluster_operator};
-pub use lease::{LeaderElector, LeaseConfig};
 pub use metrics::Metrics;
 pub use outcome::{
     ApplyReport, Effect, Failure, LoadFailure, PayloadLoad, PayloadLoadStep, Progress,

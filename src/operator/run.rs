@@ -20,7 +20,6 @@ use crate::payload::Payload;
 
 use super::apply::{ApplyOptions, apply_graph};
 use super::desired::{ReleaseSources, SwitchDecision, requested_release, switch_decision};
-use super::lease::{LeaderElector, LeaseConfig};
 use super::metrics::Metrics;
 use super::outcome::{ApplyReport, Effect, LoadFailure, PayloadLoadStep, RequestedUpdate};
 pub use super::pass::SyncState;
@@ -29,6 +28,7 @@ use super::pass::{
 };
 use super::retrieve::retrieve;
 use super::task::{ClusterVersionOwner, FIELD_MANAGER};
+use crate::host::lease::{LeaderElector, LeaseConfig};
 
 /// The singleton's name.
 pub const CLUSTER_VERSION_NAME: &str = "version";

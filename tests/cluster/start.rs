@@ -13,9 +13,9 @@ use tokio::sync::watch;
 
 use cvo::capability::{CapabilitiesSpec, Capability};
 use cvo::cluster::{ClusterOperator, ClusterVersion, ClusterVersionSpec, ClusterVersionStatus};
+use cvo::host::serve::{bind, serve};
 use cvo::oci::Options;
 use cvo::operator::desired::ReleaseSources;
-use cvo::operator::metrics::{bind, serve};
 use cvo::operator::run::{PassResult, SyncState, sync_once};
 use cvo::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
 use cvo::payload::{LoadOptions, Payload, bundled_input};

@@ -1,5 +1,6 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease, so that only one `cvo start` replica
-//! applies the payload (kube-runtime 5 has no lease helper, so this is written by hand).
+//! applies the payload and one replica of a component's controllers acts (kube-runtime 5 has
+//! no lease helper, so this is written by hand).
 //!
 //! The protocol is client-go's: the holder renews `spec.renewTime` every `renew_interval`; a
 //! candidate takes the lease over when it is free (`holderIdentity` empty) or expired
@@ -37,11 +38,16 @@ pub struct LeaseConfig {
 }
 
 impl LeaseConfig {
-    /// `openshift-cluster-version/version`, 30 s leases renewed every 5 s.
+    /// The CVO's `openshift-cluster-version/version`, 30 s leases renewed every 5 s.
     pub fn new(identity: impl Into<String>) -> Self {
+        LeaseConfig::named(LEASE_NAMESPACE, LEASE_NAME, identity)
+    }
+
+    /// The Lease `namespace/name` (a component's), 30 s leases renewed every 5 s.
+    pub fn named(namespace: &str, name: &str, identity: impl Into<String>) -> Self {
         LeaseConfig {
-            namespace: LEASE_NAMESPACE.into(),
-            name: LEASE_NAME.into(),
+            namespace: namespace.into(),
+            name: name.into(),
             identity: identity.into(),
             lease_duration: Duration::from_secs(30),
             renew_interval: Duration::from_secs(5),

@@ -1,0 +1,12 @@
+//! What every long-running `cvo` process shares, whether it applies the payload (`cvo start`)
+//! or runs a payload component's controllers (`cvo controller NAME`):
+//!
+//! * [`lease`]: leader election on a `coordination.k8s.io/v1` Lease;
+//! * [`serve`]: `/metrics`, `/healthz` and `/readyz`;
+//! * [`signal`]: stopping on SIGTERM;
+//! * [`controller`]: the host of components' controllers (leadership, metrics, Events).
+
+pub mod controller;
+pub mod lease;
+pub mod serve;
+pub mod signal;
