@@ -16,7 +16,14 @@ pub async fn connect(
     kubeconfig: Option<&Path>,
     wait: Option<Duration>,
 ) -> anyhow::Result<kube::Client> {
-    let config = match kubeconfig {
+    let config = load_config(kubeconfig).await?;
+    client_for(config, wait).await
+}
+
+/// The client configuration of `kubeconfig` (else `$KUBECONFIG`, `~/.kube/config` or the
+/// in-cluster config).
+pub async fn load_config(kubeconfig: Option<&Path>) -> anyhow::Result<kube::Config> {
+    Ok(match kubeconfig {
         Some(path) => {
             // Read here so a missing file is said once (kube's error repeats its cause).
             let text = std::fs::read_to_string(path)
@@ -40,7 +47,14 @@ pub async fn connect(
                     with_causes(&e)
                 ),
             })?,
-    };
+    })
+}
+
+/// A client for `config`; with `wait`, its server must answer `/version` within that time.
+pub async fn client_for(
+    config: kube::Config,
+    wait: Option<Duration>,
+) -> anyhow::Result<kube::Client> {
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config)
         .with_context(|| format!("cannot make a client for the API server {server}"))?;

@@ -4,9 +4,11 @@
 //! * [`lease`]: leader election on a `coordination.k8s.io/v1` Lease;
 //! * [`serve`]: `/metrics`, `/healthz` and `/readyz`;
 //! * [`signal`]: stopping on SIGTERM;
+//! * [`webhook`]: admission webhooks over TLS, with a certificate the controller makes;
 //! * [`controller`]: the host of components' controllers (leadership, metrics, Events).
 
 pub mod controller;
 pub mod lease;
 pub mod serve;
 pub mod signal;
+pub mod webhook;

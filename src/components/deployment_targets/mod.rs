@@ -4,7 +4,11 @@
 //!
 //! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys.
 //! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out).
+//! - [`operator_status`]: the ClusterOperator the controller keeps.
+//! - [`executor`] (I/O): an `Outcome`'s writes against the API server.
 
+pub mod executor;
 pub mod keys;
 pub mod model;
+pub mod operator_status;
 pub mod types;

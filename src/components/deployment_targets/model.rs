@@ -324,6 +324,32 @@ pub struct KubeconfigTemplate {
     pub user: String,
 }
 
+impl KubeconfigTemplate {
+    /// The kubeconfig (YAML) with `token` as the user's bearer token.
+    pub fn render(&self, token: &str) -> String {
+        let mut cluster = serde_json::json!({"server": self.server});
+        if let Some(ca) = &self.certificate_authority_data {
+            use base64::Engine as _;
+            cluster["certificate-authority-data"] =
+                base64::engine::general_purpose::STANDARD.encode(ca).into();
+        }
+        if self.insecure_skip_tls_verify {
+            cluster["insecure-skip-tls-verify"] = true.into();
+        }
+        let config = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "target", "cluster": cluster}],
+            "users": [{"name": self.user, "user": {"token": token}}],
+            "contexts": [{"name": "target", "context": {
+                "cluster": "target", "user": self.user, "namespace": self.namespace}}],
+            "current-context": "target",
+        });
+        // A kubeconfig is YAML; JSON is YAML, and every client reads it.
+        serde_json::to_string_pretty(&config).unwrap_or_default() + "\n"
+    }
+}
+
 /// One write a reconcile asks for. Writes are executed in order and stop at the first that
 /// fails; a write to an object carries the `resourceVersion` the reconcile read, and the
 /// executor carries a newer one forward from its own earlier writes to the same object.

@@ -1,0 +1,280 @@
+//! Executes an [`Outcome`]'s writes against the API server, in order, stopping at the first
+//! that fails. A write carries the `resourceVersion` its reconcile read; after a write to an
+//! object, later writes to the same object in the same outcome carry the version the server
+//! returned (upstream's controllers mutate one object and write it several times in a row).
+//!
+//! [`Outcome`]: super::model::Outcome
+
+use std::collections::HashMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::{Client, Resource};
+
+use super::model::{Kind, Object, ObjectRef, Write};
+use super::types::{
+    DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
+    GitOpsDeploymentManagedEnvironment, SpaceRequest,
+};
+
+/// How long a token the namespace provisioner puts in a kubeconfig Secret is valid. The API
+/// server may shorten it (`--service-account-max-token-expiration`).
+pub const TOKEN_LIFETIME_SECONDS: i64 = 365 * 24 * 3600;
+
+/// Why a write failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("{verb} {object}: {source}")]
+    Api {
+        verb: &'static str,
+        object: ObjectRef,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl WriteError {
+    /// Whether the next reconcile, on fresher caches, will likely succeed: a conflict (the
+    /// object changed since it was read), a missing object (deleted meanwhile), an object that
+    /// exists already (created by an earlier reconcile the cache has not shown yet).
+    pub fn is_stale_read(&self) -> bool {
+        let WriteError::Api { source, .. } = self;
+        matches!(source, kube::Error::Api(s) if matches!(s.code, 404 | 409))
+    }
+}
+
+/// One executed write, for metrics: the kind and the verb.
+pub type Written = (Kind, &'static str);
+
+/// Executes `writes` in order; returns what was written, or the first failure.
+pub async fn execute(
+    client: &Client,
+    writes: &[Write],
+    mut on_write: impl FnMut(Written),
+) -> Result<(), WriteError> {
+    let mut versions: HashMap<ObjectRef, String> = HashMap::new();
+    for write in writes {
+        let reference = write.target();
+        let verb = verb(write);
+        let result = match write {
+            Write::Create(object) => create(client, object).await,
+            Write::Update(object) => replace(client, &with_version(object, &versions), false).await,
+            Write::UpdateStatus(object) => {
+                replace(client, &with_version(object, &versions), true).await
+            }
+            Write::Delete(reference) => delete(client, reference).await,
+            Write::CreateKubeconfigSecret {
+                secret,
+                service_account,
+                kubeconfig,
+            } => {
+                let token = request_token(client, service_account)
+                    .await
+                    .map_err(|source| WriteError::Api {
+                        verb: "request a token for",
+                        object: service_account.clone(),
+                        source,
+                    })?;
+                let mut secret = secret.clone();
+                (secret.data.get_or_insert_default()).insert(
+                    "kubeconfig".into(),
+                    ByteString(kubeconfig.render(&token).into_bytes()),
+                );
+                create(client, &Object::Secret(secret)).await
+            }
+        };
+        match result {
+            Ok(Some(version)) => {
+                versions.insert(reference.clone(), version);
+            }
+            Ok(None) => {
+                versions.remove(&reference);
+            }
+            Err(source) => {
+                return Err(WriteError::Api {
+                    verb,
+                    object: reference,
+                    source,
+                });
+            }
+        }
+        on_write((reference.kind, verb));
+    }
+    Ok(())
+}
+
+fn verb(write: &Write) -> &'static str {
+    match write {
+        Write::Create(_) | Write::CreateKubeconfigSecret { .. } => "create",
+        Write::Update(_) => "update",
+        Write::UpdateStatus(_) => "update status of",
+        Write::Delete(_) => "delete",
+    }
+}
+
+/// `object` with the resourceVersion an earlier write of this outcome returned, if any.
+fn with_version(object: &Object, versions: &HashMap<ObjectRef, String>) -> Object {
+    let mut object = object.clone();
+    if let Some(version) = versions.get(&object.reference()) {
+        object.meta_mut().resource_version = Some(version.clone());
+    }
+    object
+}
+
+/// The Api of `K` where `reference` lives.
+fn api<K>(client: &Client, namespace: &str) -> Api<K>
+where
+    K: Resource<DynamicType = ()>,
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    Api::namespaced(client.clone(), namespace)
+}
+
+/// Runs `$body` with `$api` bound to the typed Api of `$object`'s kind and `$typed` to the
+/// typed object: one place that maps our kinds to the API's resources.
+macro_rules! with_typed {
+    ($client:expr, $object:expr, |$api:ident, $typed:ident| $body:expr) => {{
+        let namespace = $object.meta().namespace.clone().unwrap_or_default();
+        match $object {
+            Object::Class($typed) => {
+                let $api: Api<DeploymentTargetClass> = Api::all($client.clone());
+                $body
+            }
+            Object::Namespace($typed) => {
+                let $api: Api<Namespace> = Api::all($client.clone());
+                $body
+            }
+            Object::Target($typed) => {
+                let $api = api::<DeploymentTarget>($client, &namespace);
+                $body
+            }
+            Object::Claim($typed) => {
+                let $api = api::<DeploymentTargetClaim>($client, &namespace);
+                $body
+            }
+            Object::Environment($typed) => {
+                let $api = api::<Environment>($client, &namespace);
+                $body
+            }
+            Object::ManagedEnvironment($typed) => {
+                let $api = api::<GitOpsDeploymentManagedEnvironment>($client, &namespace);
+                $body
+            }
+            Object::SpaceRequest($typed) => {
+                let $api = api::<SpaceRequest>($client, &namespace);
+                $body
+            }
+            Object::ServiceAccount($typed) => {
+                let $api = api::<ServiceAccount>($client, &namespace);
+                $body
+            }
+            Object::RoleBinding($typed) => {
+                let $api = api::<RoleBinding>($client, &namespace);
+                $body
+            }
+            Object::Secret($typed) => {
+                let $api = api::<Secret>($client, &namespace);
+                $body
+            }
+        }
+    }};
+}
+
+/// Creates `object`; returns the new resourceVersion.
+async fn create(client: &Client, object: &Object) -> Result<Option<String>, kube::Error> {
+    with_typed!(client, object, |api, typed| {
+        let mut typed = typed.clone();
+        typed.meta_mut().resource_version = None;
+        version(api.create(&PostParams::default(), &typed).await)
+    })
+}
+
+/// Replaces `object` (its status subresource with `status`); returns the new resourceVersion.
+async fn replace(
+    client: &Client,
+    object: &Object,
+    status: bool,
+) -> Result<Option<String>, kube::Error> {
+    let name = object.meta().name.clone().unwrap_or_default();
+    with_typed!(client, object, |api, typed| {
+        match status {
+            true => version(
+                api.replace_status(&name, &PostParams::default(), typed)
+                    .await,
+            ),
+            false => version(api.replace(&name, &PostParams::default(), typed).await),
+        }
+    })
+}
+
+fn version<K: Resource>(result: Result<K, kube::Error>) -> Result<Option<String>, kube::Error> {
+    result.map(|o| o.meta().resource_version.clone())
+}
+
+/// Deletes the object (a missing one is deleted already).
+async fn delete(client: &Client, reference: &ObjectRef) -> Result<Option<String>, kube::Error> {
+    let dp = DeleteParams::background();
+    let ns = reference.namespace.as_str();
+    let name = reference.name.as_str();
+    let result = match reference.kind {
+        Kind::DeploymentTargetClass => gone(
+            Api::<DeploymentTargetClass>::all(client.clone())
+                .delete(name, &dp)
+                .await,
+        ),
+        Kind::Namespace => gone(
+            Api::<Namespace>::all(client.clone())
+                .delete(name, &dp)
+                .await,
+        ),
+        Kind::DeploymentTarget => gone(api::<DeploymentTarget>(client, ns).delete(name, &dp).await),
+        Kind::DeploymentTargetClaim => gone(
+            api::<DeploymentTargetClaim>(client, ns)
+                .delete(name, &dp)
+                .await,
+        ),
+        Kind::Environment => gone(api::<Environment>(client, ns).delete(name, &dp).await),
+        Kind::GitOpsDeploymentManagedEnvironment => gone(
+            api::<GitOpsDeploymentManagedEnvironment>(client, ns)
+                .delete(name, &dp)
+                .await,
+        ),
+        Kind::SpaceRequest => gone(api::<SpaceRequest>(client, ns).delete(name, &dp).await),
+        Kind::ServiceAccount => gone(api::<ServiceAccount>(client, ns).delete(name, &dp).await),
+        Kind::RoleBinding => gone(api::<RoleBinding>(client, ns).delete(name, &dp).await),
+        Kind::Secret => gone(api::<Secret>(client, ns).delete(name, &dp).await),
+    };
+    result.map(|()| None)
+}
+
+/// A delete's result, with "not found" counted as done.
+fn gone<T>(result: Result<T, kube::Error>) -> Result<(), kube::Error> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A bound token for the ServiceAccount (TokenRequest), for a kubeconfig Secret.
+async fn request_token(
+    client: &Client,
+    service_account: &ObjectRef,
+) -> Result<String, kube::Error> {
+    let api = api::<ServiceAccount>(client, &service_account.namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: Vec::new(),
+            expiration_seconds: Some(TOKEN_LIFETIME_SECONDS),
+            bound_object_ref: None,
+        },
+        ..TokenRequest::default()
+    };
+    let answer = api
+        .create_token_request(&service_account.name, &PostParams::default(), &request)
+        .await?;
+    Ok(answer.status.map(|s| s.token).unwrap_or_default())
+}

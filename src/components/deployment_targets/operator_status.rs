@@ -1,0 +1,143 @@
+//! The ClusterOperator `deployment-targets` the controller keeps, so that `cvo start` waits
+//! on the component like on any operator: Available, Progressing and Degraded, and the
+//! version it runs.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::cluster::{ClusterOperatorStatus, ClusterOperatorStatusCondition, OperandVersion};
+
+/// The ClusterOperator's name.
+pub const CLUSTER_OPERATOR: &str = "deployment-targets";
+
+/// What the controller knows about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Health {
+    /// Its watch caches have synced and the controllers run.
+    pub running: bool,
+    /// Why it cannot run, if it cannot (e.g. a CRD is missing).
+    pub failure: Option<String>,
+}
+
+/// The status to write, keeping each condition's `lastTransitionTime` while its status holds.
+pub fn next_status(
+    previous: Option<&ClusterOperatorStatus>,
+    health: &Health,
+    version: &str,
+    now: &Time,
+) -> ClusterOperatorStatus {
+    let (available, progressing, degraded) = match (&health.failure, health.running) {
+        (Some(why), _) => (
+            ("False", "ControllerFailed", why.clone()),
+            ("False", "ControllerFailed", String::new()),
+            ("True", "ControllerFailed", why.clone()),
+        ),
+        (None, false) => (
+            (
+                "False",
+                "Starting",
+                "the controllers' caches are syncing".to_string(),
+            ),
+            (
+                "True",
+                "Starting",
+                "the controllers' caches are syncing".to_string(),
+            ),
+            ("False", "AsExpected", String::new()),
+        ),
+        (None, true) => (
+            (
+                "True",
+                "AsExpected",
+                format!("DeploymentTarget controllers at version {version} are running"),
+            ),
+            ("False", "AsExpected", String::new()),
+            ("False", "AsExpected", String::new()),
+        ),
+    };
+    let conditions = [
+        ("Available", available),
+        ("Progressing", progressing),
+        ("Degraded", degraded),
+        ("Upgradeable", ("True", "AsExpected", String::new())),
+    ]
+    .into_iter()
+    .map(|(type_, (status, reason, message))| {
+        let since = (previous.into_iter())
+            .flat_map(|p| p.conditions.iter())
+            .find(|c| c.type_ == type_ && c.status == status)
+            .map(|c| c.last_transition_time.clone())
+            .unwrap_or_else(|| now.clone());
+        ClusterOperatorStatusCondition {
+            reason: Some(reason.to_string()),
+            message: (!message.is_empty()).then_some(message),
+            ..ClusterOperatorStatusCondition::new(type_, status, since)
+        }
+    })
+    .collect();
+    ClusterOperatorStatus {
+        conditions,
+        versions: vec![OperandVersion {
+            name: "operator".into(),
+            version: version.into(),
+        }],
+        ..previous.cloned().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::jiff::Timestamp;
+
+    fn at(s: i64) -> Time {
+        Time(Timestamp::from_second(s).unwrap())
+    }
+
+    fn condition<'a>(s: &'a ClusterOperatorStatus, t: &str) -> &'a ClusterOperatorStatusCondition {
+        s.conditions.iter().find(|c| c.type_ == t).unwrap()
+    }
+
+    #[test]
+    fn running_is_available_and_keeps_transition_times() {
+        let running = Health {
+            running: true,
+            failure: None,
+        };
+        let first = next_status(None, &running, "4.18.0", &at(10));
+        assert_eq!(condition(&first, "Available").status, "True");
+        assert_eq!(condition(&first, "Progressing").status, "False");
+        assert_eq!(condition(&first, "Degraded").status, "False");
+        assert_eq!(
+            first.versions,
+            vec![OperandVersion {
+                name: "operator".into(),
+                version: "4.18.0".into()
+            }]
+        );
+        let again = next_status(Some(&first), &running, "4.18.0", &at(20));
+        assert_eq!(condition(&again, "Available").last_transition_time, at(10));
+        let failed = Health {
+            running: false,
+            failure: Some("CRD missing".into()),
+        };
+        let down = next_status(Some(&again), &failed, "4.18.0", &at(30));
+        assert_eq!(condition(&down, "Available").status, "False");
+        assert_eq!(condition(&down, "Available").last_transition_time, at(30));
+        assert_eq!(
+            condition(&down, "Degraded").message.as_deref(),
+            Some("CRD missing")
+        );
+    }
+
+    #[test]
+    fn starting_is_progressing() {
+        let starting = Health {
+            running: false,
+            failure: None,
+        };
+        let s = next_status(None, &starting, "4.18.0", &at(1));
+        assert_eq!(condition(&s, "Progressing").status, "True");
+        assert_eq!(condition(&s, "Available").status, "False");
+        assert_eq!(condition(&s, "Degraded").status, "False");
+    }
+}
