@@ -92,10 +92,12 @@ stop_pidfile() {
   warn "$name (pid $pid) is still there after SIGKILL"
 }
 
-# The cluster directory's apiserver URL, admin token and /readyz answer (SUFFIX: e.g.
+# The cluster directory's apiserver URL, admin token, controllers and /readyz answer (SUFFIX: e.g.
 # `?verbose`); they read the global `dir`.
 server_url() { sed -nE 's/^CVO_CLUSTER_SERVER=(.*)$/\1/p' "$dir/cluster.env" 2>/dev/null; }
 admin_token() { cat "$dir/admin.token" 2>/dev/null; }
+# The CVO_CLUSTER_CONTROLLERS the cluster was started with (empty: no kube-controller-manager).
+running_controllers() { sed -nE 's/^CVO_CLUSTER_CONTROLLERS=(.*)$/\1/p' "$dir/cluster.env" 2>/dev/null; }
 readyz() {
   curl -sS --noproxy '*' --max-time 5 --cacert "$dir/pki/ca.crt" \
     -H "Authorization: Bearer $(admin_token)" "$(server_url)/readyz$1" 2>&1
