@@ -28,7 +28,9 @@ echo "==> cargo clippy --no-default-features"
 cargo clippy --no-default-features --locked -- -D warnings
 echo "==> cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
-# The cluster tests need kube-apiserver and etcd: ~5 min to build cold, cached in
+# The cluster tests need kube-apiserver and etcd, and kube-controller-manager for those that set
+# CVO_CLUSTER_CONTROLLERS (namespace deletion, garbage collection): build.sh builds all three,
+# ~5 min cold for kube-apiserver + ~1.5 min for kube-controller-manager, cached in
 # ~/.cache/cvo/cluster, so later runs start at once.
 echo "==> hack/cluster/build.sh"
 if ! hack/cluster/build.sh; then

@@ -3,14 +3,16 @@
 # hack/cluster/apiserver/go.mod (k8s.io/kubernetes, every k8s.io staging module replaced by its
 # v0.x release) and hack/cluster/etcd/go.mod (go.etcd.io/etcd/server/v3):
 #
-#   $CVO_CLUSTER_CACHE/kube-apiserver-<version>   (default cache: ~/.cache/cvo/cluster)
+#   $CVO_CLUSTER_CACHE/kube-apiserver-<version>            (default cache: ~/.cache/cvo/cluster)
+#   $CVO_CLUSTER_CACHE/kube-controller-manager-<version>   (same module as kube-apiserver; only
+#                                                          run when up.sh gets CVO_CLUSTER_CONTROLLERS)
 #   $CVO_CLUSTER_CACHE/etcd-<version>
 #
 # A binary already in the cache and built from the same go.mod/go.sum/main.go is kept: a second
 # run does nothing. Go's own caches stay where Go puts them (GOMODCACHE ~/go/pkg/mod, GOCACHE
 # ~/.cache/go-build), so a rebuild after a version bump reuses them.
 #
-#   hack/cluster/build.sh            # build what is missing, print the two paths
+#   hack/cluster/build.sh            # build what is missing, print the paths
 #   CVO_CLUSTER_BUILD_TIMEOUT=3600   # per binary, seconds (default 3600)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,9 +23,21 @@ fast_path() {
   [ -x "$KUBE_APISERVER_BIN" ] && [ -x "$ETCD_BIN" ] || return 1
   [ -n "${CVO_KUBE_APISERVER_BIN:-}" ] || [ "$(cat "$KUBE_APISERVER_BIN.stamp" 2>/dev/null)" = "$(source_stamp "$here/apiserver")" ] || return 1
   [ -n "${CVO_ETCD_BIN:-}" ] || [ "$(cat "$ETCD_BIN.stamp" 2>/dev/null)" = "$(source_stamp "$here/etcd")" ] || return 1
+  if want_controller_manager; then
+    [ -x "$KUBE_CONTROLLER_MANAGER_BIN" ] || return 1
+    [ -n "${CVO_KUBE_CONTROLLER_MANAGER_BIN:-}" ] ||
+      [ "$(cat "$KUBE_CONTROLLER_MANAGER_BIN.stamp" 2>/dev/null)" = "$(source_stamp "$here/apiserver")" ] || return 1
+  fi
+}
+binaries() {
+  if want_controller_manager; then
+    echo "$KUBE_APISERVER_BIN, $KUBE_CONTROLLER_MANAGER_BIN, $ETCD_BIN"
+  else
+    echo "$KUBE_APISERVER_BIN, $ETCD_BIN (no kube-controller-manager: CVO_KUBE_APISERVER_BIN is set and CVO_KUBE_CONTROLLER_MANAGER_BIN is not)"
+  fi
 }
 if fast_path; then
-  log "cached: $KUBE_APISERVER_BIN, $ETCD_BIN"
+  log "cached: $(binaries)"
   exit 0
 fi
 
@@ -58,20 +72,21 @@ fallback_help() {
 EOF
 }
 
-# build NAME SRC_DIR OUT LDFLAGS
+# build NAME SRC_DIR OUT LDFLAGS [PACKAGE]: PACKAGE (default: the main package in SRC_DIR) is
+# built inside SRC_DIR's module.
 build() {
-  local name="$1" src="$2" out="$3" ldflags="$4" stamp start rc
+  local name="$1" src="$2" out="$3" ldflags="$4" pkg="${5:-.}" stamp start rc
   stamp="$(source_stamp "$src")"
   if [ -x "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then
     log "cached: $out"
     return 0
   fi
-  log "building $name with $(go version | cut -d' ' -f3) (GOMODCACHE=$(go env GOMODCACHE), GOCACHE=$(go env GOCACHE)); cold on 2 cores: ~5 min for kube-apiserver, ~30 s for etcd"
+  log "building $name with $(go version | cut -d' ' -f3) (GOMODCACHE=$(go env GOMODCACHE), GOCACHE=$(go env GOCACHE)); cold on 2 cores: ~5 min for kube-apiserver, ~1.5 min more for kube-controller-manager (~5 min alone), ~30 s for etcd"
   start=$SECONDS
   rm -f "$out.tmp"
   set +e
   (cd "$src" && CGO_ENABLED=0 timeout "${CVO_CLUSTER_BUILD_TIMEOUT:-3600}" \
-    go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$out.tmp" .) 2>&1 | tee "$out.build.log" >&2
+    go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg") 2>&1 | tee "$out.build.log" >&2
   rc=${PIPESTATUS[0]}
   set -e
   if [ "$rc" -ne 0 ]; then
@@ -90,22 +105,31 @@ build() {
   log "built $out in $((SECONDS - start))s ($(du -h "$out" | cut -f1))"
 }
 
+minor="${K8S_VERSION#v1.}"
+minor="${minor%%.*}"
+kv=""
+# What Kubernetes's own build stamps (hack/lib/version.sh): /version and --version report it.
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kv+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+  kv+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+done
 if [ -z "${CVO_KUBE_APISERVER_BIN:-}" ]; then
-  minor="${K8S_VERSION#v1.}"
-  minor="${minor%%.*}"
-  kv=""
-  # What Kubernetes's own build stamps (hack/lib/version.sh): /version and --version report it.
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    kv+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-    kv+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  done
   build "kube-apiserver $K8S_VERSION" "$here/apiserver" "$KUBE_APISERVER_BIN" "-s -w$kv"
 else
   [ -x "$KUBE_APISERVER_BIN" ] || die "CVO_KUBE_APISERVER_BIN=$KUBE_APISERVER_BIN is not an executable"
+fi
+if [ -n "${CVO_KUBE_CONTROLLER_MANAGER_BIN:-}" ]; then
+  [ -x "$KUBE_CONTROLLER_MANAGER_BIN" ] ||
+    die "CVO_KUBE_CONTROLLER_MANAGER_BIN=$KUBE_CONTROLLER_MANAGER_BIN is not an executable"
+elif want_controller_manager; then
+  # The second main package of apiserver/'s module: only what kube-apiserver does not already
+  # share with it is compiled.
+  build "kube-controller-manager $K8S_VERSION" "$here/apiserver" "$KUBE_CONTROLLER_MANAGER_BIN" "-s -w$kv" \
+    "$KUBE_CONTROLLER_MANAGER_PKG"
 fi
 if [ -z "${CVO_ETCD_BIN:-}" ]; then
   build "etcd $ETCD_VERSION" "$here/etcd" "$ETCD_BIN" "-s -w"
 else
   [ -x "$ETCD_BIN" ] || die "CVO_ETCD_BIN=$ETCD_BIN is not an executable"
 fi
-log "ready: $KUBE_APISERVER_BIN, $ETCD_BIN"
+log "ready: $(binaries)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Stops the cluster that up.sh started in DIR (SIGTERM, then SIGKILL after
-# CVO_CLUSTER_STOP_TIMEOUT=10 seconds) and removes DIR. Safe to run twice, and on a DIR whose
-# start failed half-way. Only a directory carrying up.sh's marker file is removed.
+# Stops the cluster that up.sh started in DIR (kube-controller-manager if any, kube-apiserver,
+# etcd: SIGTERM, then SIGKILL after CVO_CLUSTER_STOP_TIMEOUT=10 seconds) and removes DIR. Safe
+# to run twice, and on a DIR whose start failed half-way. Only a directory carrying up.sh's
+# marker file is removed.
 #
 #   hack/cluster/down.sh DIR
 #   hack/cluster/down.sh --keep DIR     # stop, but keep DIR (logs, certificates, etcd data)
@@ -33,6 +34,7 @@ if [ ! -e "$dir/$CLUSTER_MARKER" ]; then
 fi
 
 stop_pidfile "$dir/watchdog.pid" "$dir" watchdog
+stop_pidfile "$dir/kube-controller-manager.pid" "$dir" kube-controller-manager
 stop_pidfile "$dir/kube-apiserver.pid" "$dir" kube-apiserver
 stop_pidfile "$dir/etcd.pid" "$dir" etcd
 rm -f "$dir"/*.pid

@@ -7,6 +7,7 @@
 #   CVO_CLUSTER_CACHE        where built binaries go   (default ~/.cache/cvo/cluster)
 #   CVO_KUBE_APISERVER_BIN   use this kube-apiserver instead of building one
 #   CVO_ETCD_BIN             use this etcd instead of building one
+#   CVO_KUBE_CONTROLLER_MANAGER_BIN   use this kube-controller-manager instead of building one
 # shellcheck shell=bash disable=SC2034
 
 CLUSTER_HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,6 +39,17 @@ ETCD_VERSION="$(gomod_version "$CLUSTER_HACK_DIR/etcd/go.mod" go.etcd.io/etcd/se
 
 KUBE_APISERVER_BIN="${CVO_KUBE_APISERVER_BIN:-$CVO_CLUSTER_CACHE/kube-apiserver-$K8S_VERSION}"
 ETCD_BIN="${CVO_ETCD_BIN:-$CVO_CLUSTER_CACHE/etcd-$ETCD_VERSION}"
+# Built from the same module as kube-apiserver (apiserver/go.mod names it as a `tool`), so both
+# share go.sum, the module cache and most of the build cache.
+KUBE_CONTROLLER_MANAGER_BIN="${CVO_KUBE_CONTROLLER_MANAGER_BIN:-$CVO_CLUSTER_CACHE/kube-controller-manager-$K8S_VERSION}"
+KUBE_CONTROLLER_MANAGER_PKG=k8s.io/kubernetes/cmd/kube-controller-manager
+
+# want_controller_manager: true when build.sh should provide kube-controller-manager. It is built
+# with kube-apiserver from the pinned module; with CVO_KUBE_APISERVER_BIN pointing at another
+# build (e.g. the Debian 1.20 fallback) it is not, unless CVO_KUBE_CONTROLLER_MANAGER_BIN names one.
+want_controller_manager() {
+  [ -n "${CVO_KUBE_CONTROLLER_MANAGER_BIN:-}" ] || [ -z "${CVO_KUBE_APISERVER_BIN:-}" ]
+}
 
 # source_stamp DIR: a hash of what a binary is built from (go.mod, go.sum, main.go). A cached
 # binary whose stamp differs (for example after a dependency bump at the same version) is rebuilt.
@@ -80,10 +92,12 @@ stop_pidfile() {
   warn "$name (pid $pid) is still there after SIGKILL"
 }
 
-# The cluster directory's apiserver URL, admin token and /readyz answer (SUFFIX: e.g.
+# The cluster directory's apiserver URL, admin token, controllers and /readyz answer (SUFFIX: e.g.
 # `?verbose`); they read the global `dir`.
 server_url() { sed -nE 's/^CVO_CLUSTER_SERVER=(.*)$/\1/p' "$dir/cluster.env" 2>/dev/null; }
 admin_token() { cat "$dir/admin.token" 2>/dev/null; }
+# The CVO_CLUSTER_CONTROLLERS the cluster was started with (empty: no kube-controller-manager).
+running_controllers() { sed -nE 's/^CVO_CLUSTER_CONTROLLERS=(.*)$/\1/p' "$dir/cluster.env" 2>/dev/null; }
 readyz() {
   curl -sS --noproxy '*' --max-time 5 --cacert "$dir/pki/ca.crt" \
     -H "Authorization: Bearer $(admin_token)" "$(server_url)/readyz$1" 2>&1

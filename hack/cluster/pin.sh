@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Re-pins the committed go.mod/go.sum under hack/cluster/{apiserver,etcd}. Only needed to move to
-# another version; build.sh never changes them. Needs the Go module proxy.
+# Re-pins the committed go.mod/go.sum under hack/cluster/{apiserver,etcd} (apiserver/ builds
+# kube-apiserver and kube-controller-manager). Only needed to move to another version; build.sh
+# never changes them. Needs the Go module proxy.
 #
 #   hack/cluster/pin.sh                       # re-tidy at the versions already pinned
 #   hack/cluster/pin.sh v1.34.4 v3.6.16       # kube-apiserver (k8s.io/kubernetes) and etcd versions
@@ -37,6 +38,9 @@ cp "$here/apiserver/main.go" "$work/apiserver/"
   go mod edit -go="$(sed -nE 's/^go (.*)$/\1/p' "$kmod")"
   sed -nE 's/^godebug (.*)$/\1/p' "$kmod" | while read -r kv; do go mod edit -godebug="$kv"; done
   go mod edit -require="k8s.io/kubernetes@$k8s"
+  # kube-controller-manager is built from this module too (build.sh): as a tool, go mod tidy
+  # keeps what it imports in go.sum.
+  go mod edit -tool=k8s.io/kubernetes/cmd/kube-controller-manager
   n=0
   # shellcheck disable=SC2013
   for m in $(sed -nE 's#^[[:space:]]*(k8s\.io/[^[:space:]]+)[[:space:]]+=>[[:space:]]+\./staging/.*#\1#p' "$kmod"); do

@@ -5,6 +5,9 @@
 #
 #   hack/cluster/smoke.sh
 #   CVO_SMOKE_KEEP=1 hack/cluster/smoke.sh    # keep the (stopped) cluster directory for inspection
+#   CVO_CLUSTER_CONTROLLERS=namespace,garbagecollector hack/cluster/smoke.sh
+#       # also runs kube-controller-manager and checks what those controllers do: a deleted
+#       # namespace goes away with its content, an owned object goes away with its owner
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=lib.sh
@@ -24,6 +27,10 @@ cleanup() {
   if [ "$rc" -ne 0 ] && [ -s "$dir/kube-apiserver.log" ]; then
     echo "---- last 30 lines of $dir/kube-apiserver.log ----" >&2
     tail -n 30 "$dir/kube-apiserver.log" >&2 || true
+  fi
+  if [ "$rc" -ne 0 ] && [ -s "$dir/kube-controller-manager.log" ]; then
+    echo "---- last 30 lines of $dir/kube-controller-manager.log ----" >&2
+    tail -n 30 "$dir/kube-controller-manager.log" >&2 || true
   fi
   if [ -n "${CVO_SMOKE_KEEP:-}" ]; then
     "$here/down.sh" --keep "$dir" || rc=1
@@ -163,17 +170,90 @@ check "restricted cannot create a ConfigMap (Forbidden)" \
     req "$restricted" POST /api/v1/namespaces/cvo-smoke/configmaps application/json)" 403 .reason Forbidden
 check "restricted cannot read CRDs (Forbidden)" \
   "$(req "$restricted" GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions)" 403 .reason Forbidden
+
+# --- kube-controller-manager, with CVO_CLUSTER_CONTROLLERS --------------------------------------
+controllers="$(sed -nE 's/^CVO_CLUSTER_CONTROLLERS=(.*)$/\1/p' "$dir/cluster.env")"
+# has_controller ALIAS CANONICAL: is that controller in the list ('*' = the default ones)?
+has_controller() {
+  case ",$controllers," in *",-$1,"* | *",-$2,"*) return 1 ;; esac
+  case ",$controllers," in *",$1,"* | *",$2,"* | *",\*,"*) return 0 ;; *) return 1 ;; esac
+}
+# wait_gone NAME PATH SECONDS: passes when GET PATH answers 404 within SECONDS.
+wait_gone() {
+  local t=$EPOCHREALTIME code="" i
+  for ((i = 0; i < $3 * 4; i++)); do
+    code="$(req "$admin" GET "$2")"
+    [ "$code" = 404 ] && break
+    sleep 0.25
+  done
+  if [ "$code" = 404 ]; then
+    echo "ok    $1 ($(awk -v a="$t" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s)" >&2
+    passed=$((passed + 1))
+  else
+    echo "FAIL  $1: still there after $3s (HTTP $code): $(body_excerpt)" >&2
+    failed=$((failed + 1))
+  fi
+}
+if [ -n "$controllers" ]; then
+  kcm_url="$(sed -nE 's/^CVO_CLUSTER_CONTROLLER_MANAGER_URL=(.*)$/\1/p' "$dir/cluster.env")"
+  code="$(curl -sS --noproxy '*' --max-time 15 --cacert "$dir/smoke-ca.crt" -o "$body" -w '%{http_code}' \
+    "$kcm_url/healthz" || true)"
+  check "kube-controller-manager (--controllers=$controllers) /healthz at $kcm_url" "$code" 200
+  if has_controller namespace namespace-controller; then
+    check "admin creates a Namespace to delete" \
+      "$(json '{apiVersion:"v1",kind:"Namespace",metadata:{name:"cvo-smoke-doomed"}}' |
+        req "$admin" POST /api/v1/namespaces application/json)" 201
+    check "admin creates a ConfigMap in it" \
+      "$(json '{apiVersion:"v1",kind:"ConfigMap",metadata:{name:"content"}}' |
+        req "$admin" POST /api/v1/namespaces/cvo-smoke-doomed/configmaps application/json)" 201
+    check "admin deletes the Namespace" "$(req "$admin" DELETE /api/v1/namespaces/cvo-smoke-doomed)" 200 \
+      .status.phase Terminating
+    # The namespace controller waits 5 s (namespaceDeletionGracePeriod) before it acts.
+    wait_gone "the namespace controller removes the Namespace with its content" /api/v1/namespaces/cvo-smoke-doomed 30
+  fi
+  if has_controller garbagecollector garbage-collector-controller; then
+    check "admin creates an owner ConfigMap" \
+      "$(json '{apiVersion:"v1",kind:"ConfigMap",metadata:{name:"owner"}}' |
+        req "$admin" POST /api/v1/namespaces/cvo-smoke/configmaps application/json)" 201
+    owner_uid="$(jq -r .metadata.uid "$body")"
+    # shellcheck disable=SC2016 # ($uid is jq's)
+    check "admin creates a ConfigMap owned by it" \
+      "$(json --arg uid "$owner_uid" '{apiVersion:"v1",kind:"ConfigMap",metadata:{name:"dependent",
+        ownerReferences:[{apiVersion:"v1",kind:"ConfigMap",name:"owner",uid:$uid}]}}' |
+        req "$admin" POST /api/v1/namespaces/cvo-smoke/configmaps application/json)" 201
+    check "admin deletes the owner" "$(req "$admin" DELETE /api/v1/namespaces/cvo-smoke/configmaps/owner)" 200
+    wait_gone "the garbage collector deletes the dependent" /api/v1/namespaces/cvo-smoke/configmaps/dependent 30
+  fi
+fi
 t_checks=$((SECONDS - t_checks0))
 
 t_down0=$SECONDS
 trap - EXIT
 rc=0
+pids=""
+for f in "$dir"/*.pid; do
+  [ -s "$f" ] && pids+=" $(cat "$f")"
+done
 if [ -n "${CVO_SMOKE_KEEP:-}" ]; then
   "$here/down.sh" --keep "$dir" || rc=1
 else
   "$here/down.sh" "$dir" || rc=1
 fi
 t_down=$((SECONDS - t_down0))
+left=""
+for pid in $pids; do
+  # (a zombie is gone: its parent has not reaped it yet)
+  if [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]; then
+    left+=" $pid"
+  fi
+done
+if [ -z "$left" ]; then
+  echo "ok    down.sh leaves no process behind (pids$pids)" >&2
+  passed=$((passed + 1))
+else
+  echo "FAIL  down.sh left processes behind:$left" >&2
+  failed=$((failed + 1))
+fi
 log "times: build ${t_build}s, up ${t_up}s, checks ${t_checks}s, down ${t_down}s, total $((SECONDS - t0))s"
 [ "$rc" -eq 0 ] || failed=$((failed + 1))
 echo "smoke: $passed passed, $failed failed"

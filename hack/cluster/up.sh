@@ -14,22 +14,35 @@
 #                           sa.key/sa.pub (service-account token signing)
 #   tokens.csv, etcd-data/, etcd.log, kube-apiserver.log, *.pid
 #   kube-apiserver.cmd      its command line, for hack/cluster/apiserver.sh (stop / start it alone)
+# and with CVO_CLUSTER_CONTROLLERS set:
+#   kubeconfig-controller-manager   token of user system:kube-controller-manager in system:masters
+#   kube-controller-manager.{cmd,log,pid}
 #
-# Idempotent: if DIR already holds a running, ready cluster, it only prints the kubeconfig path.
-# A DIR holding a dead cluster is wiped and started anew. A non-empty DIR that is not a cluster
+# Idempotent: if DIR already holds a running, ready cluster with the same CVO_CLUSTER_CONTROLLERS,
+# it only prints the kubeconfig path (with other controllers it fails: run down.sh first). A DIR
+# holding a dead cluster is wiped and started anew. A non-empty DIR that is not a cluster
 # directory is refused.
 #
-# No kube-controller-manager runs: nothing creates default ServiceAccounts (so the ServiceAccount
-# admission plugin is disabled, as envtest does), nothing finishes namespace deletion (namespaces
-# stay Terminating), no garbage collection, Deployments never get ReplicaSets or Pods. The
-# `kubernetes` Service gets no endpoints (--endpoint-reconciler-type=none: Endpoints may not point
-# at a loopback address, and the default reconciler logs that error every 10s).
+# By default no kube-controller-manager runs: nothing creates default ServiceAccounts (so the
+# ServiceAccount admission plugin is disabled, as envtest does), nothing finishes namespace
+# deletion (namespaces stay Terminating), no garbage collection, Deployments never get ReplicaSets
+# or Pods. The `kubernetes` Service gets no endpoints (--endpoint-reconciler-type=none: Endpoints
+# may not point at a loopback address, and the default reconciler logs that error every 10s).
+#
+# CVO_CLUSTER_CONTROLLERS=namespace,garbagecollector (any --controllers list of the upstream
+# kube-controller-manager; empty or unset: none) also starts kube-controller-manager with only
+# those controllers, and waits until it has started them (its /healthz lists them). Those that
+# need no kubelet, scheduler or cloud make sense here: namespace, garbagecollector,
+# serviceaccount (default ServiceAccounts), serviceaccount-token (legacy token Secrets, signed
+# with pki/sa.key), root-ca-cert-publisher (kube-root-ca.crt ConfigMaps), clusterrole-aggregation.
 #
 # Environment:
-#   CVO_CLUSTER_START_TIMEOUT=60   seconds to wait for /readyz
-#   CVO_CLUSTER_LIFETIME=7200      a watchdog stops both processes after this many seconds (0: never)
-#   CVO_KUBE_APISERVER_EXTRA_ARGS, CVO_ETCD_EXTRA_ARGS   extra flags (word-split)
-#   CVO_KUBE_APISERVER_BIN, CVO_ETCD_BIN, CVO_CLUSTER_CACHE   see lib.sh
+#   CVO_CLUSTER_CONTROLLERS        controllers for kube-controller-manager (default: none, not started)
+#   CVO_CLUSTER_START_TIMEOUT=60   seconds to wait for /readyz (and for kube-controller-manager)
+#   CVO_CLUSTER_LIFETIME=7200      a watchdog stops the processes after this many seconds (0: never)
+#   CVO_KUBE_APISERVER_EXTRA_ARGS, CVO_ETCD_EXTRA_ARGS, CVO_KUBE_CONTROLLER_MANAGER_EXTRA_ARGS
+#                                  extra flags (word-split)
+#   CVO_KUBE_APISERVER_BIN, CVO_ETCD_BIN, CVO_KUBE_CONTROLLER_MANAGER_BIN, CVO_CLUSTER_CACHE   see lib.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=lib.sh
@@ -39,6 +52,14 @@ if [ $# -ne 1 ] || [ -z "$1" ]; then
   echo "usage: $0 DIR" >&2
   exit 2
 fi
+# The controllers to run, as kube-controller-manager's --controllers takes them (spaces dropped).
+controllers="${CVO_CLUSTER_CONTROLLERS:-}"
+controllers="${controllers//[[:space:]]/}"
+controllers="${controllers#,}"
+controllers="${controllers%,}"
+[[ "$controllers" =~ ^[a-z0-9*,-]*$ ]] ||
+  die "CVO_CLUSTER_CONTROLLERS='$CVO_CLUSTER_CONTROLLERS' is not a list of controller names (e.g. namespace,garbagecollector)"
+
 umask 077
 mkdir -p "$1"
 dir="$(cd "$1" && pwd)"
@@ -46,6 +67,7 @@ dir="$(cd "$1" && pwd)"
 
 stop_all() {
   stop_pidfile "$dir/watchdog.pid" "$dir" watchdog
+  stop_pidfile "$dir/kube-controller-manager.pid" "$dir" kube-controller-manager
   stop_pidfile "$dir/kube-apiserver.pid" "$dir" kube-apiserver
   stop_pidfile "$dir/etcd.pid" "$dir" etcd
 }
@@ -53,7 +75,11 @@ stop_all() {
 # --- idempotence --------------------------------------------------------------------------------
 if [ -e "$dir/$CLUSTER_MARKER" ]; then
   if pid_is_ours "$dir/kube-apiserver.pid" "$dir" && pid_is_ours "$dir/etcd.pid" "$dir" &&
-    [ "$(readyz "")" = ok ]; then
+    [ "$(readyz "")" = ok ] &&
+    { [ -z "$(running_controllers)" ] || pid_is_ours "$dir/kube-controller-manager.pid" "$dir"; }; then
+    if [ "$(running_controllers)" != "$controllers" ]; then
+      die "$dir already runs a cluster with CVO_CLUSTER_CONTROLLERS='$(running_controllers)', not '$controllers': stop it with hack/cluster/down.sh $dir first"
+    fi
     log "already running in $dir ($(server_url))"
     echo "$dir/kubeconfig"
     exit 0
@@ -69,6 +95,9 @@ fi
 "$here/build.sh"
 [ -x "$KUBE_APISERVER_BIN" ] || die "no kube-apiserver at $KUBE_APISERVER_BIN"
 [ -x "$ETCD_BIN" ] || die "no etcd at $ETCD_BIN"
+if [ -n "$controllers" ] && [ ! -x "$KUBE_CONTROLLER_MANAGER_BIN" ]; then
+  die "CVO_CLUSTER_CONTROLLERS is set but there is no kube-controller-manager at $KUBE_CONTROLLER_MANAGER_BIN (with CVO_KUBE_APISERVER_BIN, set CVO_KUBE_CONTROLLER_MANAGER_BIN too)"
+fi
 touch "$dir/$CLUSTER_MARKER"
 t0=$EPOCHREALTIME
 
@@ -106,10 +135,14 @@ ossl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
 
 openssl rand -hex 24 >"$dir/admin.token"
 openssl rand -hex 24 >"$dir/restricted.token"
+[ -z "$controllers" ] || openssl rand -hex 24 >"$dir/controller-manager.token"
 # token,user,uid,"groups"
 {
   echo "$(cat "$dir/admin.token"),cvo-admin,cvo-admin,\"system:masters\""
   echo "$(cat "$dir/restricted.token"),cvo-restricted,cvo-restricted"
+  if [ -n "$controllers" ]; then
+    echo "$(cat "$dir/controller-manager.token"),system:kube-controller-manager,system:kube-controller-manager,\"system:masters\""
+  fi
 } >"$dir/tokens.csv"
 
 # Flags that only some versions have (for CVO_*_BIN pointing at other builds; e.g. 1.20 / etcd 3.4).
@@ -121,12 +154,19 @@ apiserver_flags=()
 if [ -n "${CVO_KUBE_APISERVER_BIN:-}" ] && "$KUBE_APISERVER_BIN" --help 2>&1 | grep -q -- --insecure-port; then
   apiserver_flags+=(--insecure-port=0)
 fi
+# kube-controller-manager holds watches open; without a grace period for them the apiserver waits
+# for them until its 60 s shutdown timeout when stopped alone (apiserver.sh stop: SIGKILL at 10 s).
+if [ -n "$controllers" ] && { [ -z "${CVO_KUBE_APISERVER_BIN:-}" ] ||
+  "$KUBE_APISERVER_BIN" --help 2>&1 | grep -q -- --shutdown-watch-termination-grace-period; }; then
+  apiserver_flags+=(--shutdown-watch-termination-grace-period=2s)
+fi
 
+# free_ports [N]: N (default 3) free TCP ports on 127.0.0.1.
 free_ports() {
-  python3 - <<'EOF'
-import socket
+  python3 - "${1:-3}" <<'EOF'
+import socket, sys
 socks = []
-for _ in range(3):
+for _ in range(int(sys.argv[1])):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
     socks.append(s)
@@ -268,6 +308,68 @@ EOF
 kubeconfig cvo-admin "$(cat "$dir/admin.token")" >"$dir/kubeconfig"
 kubeconfig cvo-restricted "$(cat "$dir/restricted.token")" >"$dir/kubeconfig-restricted"
 
+# --- kube-controller-manager, only with CVO_CLUSTER_CONTROLLERS ---------------------------------
+# Only the listed controllers; each runs with the manager's own credentials (a token in
+# system:masters) instead of per-controller ServiceAccounts, without leader election, serving
+# /healthz on a free port of 127.0.0.1 with the apiserver's certificate (SAN 127.0.0.1, signed by
+# pki/ca.crt). No --authentication/authorization-kubeconfig: its clients are anonymous, allowed
+# only /healthz, /readyz and /livez (with them it would also look up the requestheader CA this
+# apiserver does not have, and log that error with backoff forever). It is ready when its
+# /healthz lists the controllers it started: they are all registered at once, after every one
+# of them has started.
+kcm_ready() {
+  curl -sS --noproxy '*' --max-time 5 --cacert "$pki/ca.crt" "https://127.0.0.1:$kcm_port/healthz?verbose" 2>/dev/null |
+    grep -qE '^\[\+\][a-z0-9-]+-controller ok$'
+}
+if [ -n "$controllers" ]; then
+  t2=$EPOCHREALTIME
+  kubeconfig system:kube-controller-manager "$(cat "$dir/controller-manager.token")" >"$dir/kubeconfig-controller-manager"
+  echo "CVO_CLUSTER_CONTROLLERS=$controllers" >>"$dir/cluster.env"
+  echo "CVO_CLUSTER_KUBE_CONTROLLER_MANAGER=$KUBE_CONTROLLER_MANAGER_BIN" >>"$dir/cluster.env"
+  started=""
+  for attempt in 1 2 3; do
+    read -r kcm_port < <(free_ports 1)
+    # shellcheck disable=SC2206
+    kcm_cmd=("$KUBE_CONTROLLER_MANAGER_BIN"
+      --kubeconfig="$dir/kubeconfig-controller-manager"
+      --controllers="$controllers"
+      --use-service-account-credentials=false
+      --leader-elect=false
+      --bind-address=127.0.0.1 --secure-port="$kcm_port"
+      --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key"
+      --root-ca-file="$pki/ca.crt"
+      --service-account-private-key-file="$pki/sa.key"
+      ${CVO_KUBE_CONTROLLER_MANAGER_EXTRA_ARGS:-})
+    printf '%q ' "${kcm_cmd[@]}" >"$dir/kube-controller-manager.cmd"
+    "${kcm_cmd[@]}" </dev/null >"$dir/kube-controller-manager.log" 2>&1 &
+    echo $! >"$dir/kube-controller-manager.pid"
+    deadline=$((SECONDS + ${CVO_CLUSTER_START_TIMEOUT:-60}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+      if kcm_ready; then
+        started=1
+        break
+      fi
+      pid_is_ours "$dir/kube-controller-manager.pid" "$dir" || break
+      sleep 0.25
+    done
+    [ -z "$started" ] || break
+    if ! pid_is_ours "$dir/kube-controller-manager.pid" "$dir"; then
+      if port_clash "$dir/kube-controller-manager.log" && [ "$attempt" -lt 3 ]; then
+        log "kube-controller-manager lost a port race; retrying with another port"
+        continue
+      fi
+      fail "$dir/kube-controller-manager.log" "kube-controller-manager (--controllers=$controllers) exited before it started its controllers"
+    fi
+    {
+      echo "---- https://127.0.0.1:$kcm_port/healthz?verbose ----"
+      curl -sS --noproxy '*' --max-time 5 --cacert "$pki/ca.crt" "https://127.0.0.1:$kcm_port/healthz?verbose" 2>&1 || true
+    } >>"$dir/kube-controller-manager.log"
+    fail "$dir/kube-controller-manager.log" "kube-controller-manager (--controllers=$controllers) started no controller within ${CVO_CLUSTER_START_TIMEOUT:-60}s (is the list right? see its --help)"
+  done
+  [ -n "$started" ] || die "could not start kube-controller-manager"
+  echo "CVO_CLUSTER_CONTROLLER_MANAGER_URL=https://127.0.0.1:$kcm_port" >>"$dir/cluster.env"
+fi
+
 # --- watchdog: bounds the cluster's life even if nobody runs down.sh ----------------------------
 lifetime="${CVO_CLUSTER_LIFETIME:-7200}"
 if [ "$lifetime" -gt 0 ]; then
@@ -275,10 +377,12 @@ if [ "$lifetime" -gt 0 ]; then
   nohup bash -c '
     source "$1/lib.sh"; dir="$2"; end=$((SECONDS + $3))
     while [ "$SECONDS" -lt "$end" ]; do
-      pid_is_ours "$dir/kube-apiserver.pid" "$dir" || pid_is_ours "$dir/etcd.pid" "$dir" || exit 0
+      pid_is_ours "$dir/kube-apiserver.pid" "$dir" || pid_is_ours "$dir/etcd.pid" "$dir" ||
+        pid_is_ours "$dir/kube-controller-manager.pid" "$dir" || exit 0
       sleep 2
     done
     echo "watchdog: lifetime of $3s is over (CVO_CLUSTER_LIFETIME); stopping the cluster in $dir" >&2
+    stop_pidfile "$dir/kube-controller-manager.pid" "$dir" kube-controller-manager
     stop_pidfile "$dir/kube-apiserver.pid" "$dir" kube-apiserver
     stop_pidfile "$dir/etcd.pid" "$dir" etcd
   ' cvo-cluster-watchdog "$here" "$dir" "$lifetime" </dev/null >>"$dir/watchdog.log" 2>&1 &
@@ -286,5 +390,10 @@ if [ "$lifetime" -gt 0 ]; then
 fi
 
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
-log "kube-apiserver $("$KUBE_APISERVER_BIN" --version 2>/dev/null | awk '{print $2}') ready at $server: $(since "$t1")s from process start to /readyz, $(since "$t0")s with certificates (state in $dir; stop with hack/cluster/down.sh $dir)"
+if [ -n "$controllers" ]; then
+  kcm_note=", kube-controller-manager (--controllers=$controllers) $(since "$t2")s more"
+else
+  kcm_note=""
+fi
+log "kube-apiserver $("$KUBE_APISERVER_BIN" --version 2>/dev/null | awk '{print $2}') ready at $server: $(since "$t1")s from process start to /readyz$kcm_note, $(since "$t0")s with certificates (state in $dir; stop with hack/cluster/down.sh $dir)"
 echo "$dir/kubeconfig"
