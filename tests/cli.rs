@@ -587,6 +587,44 @@ fn crds_prints_both_definitions() {
     assert!(yaml.contains("kind: ClusterOperator\n"), "{yaml}");
 }
 
+/// `--component deployment-targets` prints the component's five CRDs with its capability; a
+/// name that is not a component is an error with the near miss and every valid name.
+#[test]
+fn crds_of_a_component() {
+    let list = json(cvo().args(["crds", "--component", "deployment-targets", "-o", "json"]));
+    let items = list["items"].as_array().unwrap();
+    let kinds: Vec<&str> = (items.iter())
+        .map(|crd| crd["spec"]["names"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "DeploymentTarget",
+            "DeploymentTargetClaim",
+            "DeploymentTargetClass",
+            "Environment",
+            "GitOpsDeploymentManagedEnvironment"
+        ]
+    );
+    for crd in items {
+        let annotations = &crd["metadata"]["annotations"];
+        assert_eq!(
+            annotations["capability.openshift.io/name"], "DeploymentTargets",
+            "{crd}"
+        );
+    }
+    let default = stdout(cvo().arg("crds"));
+    assert_eq!(
+        default,
+        stdout(cvo().args(["crds", "--component", "cluster-version-operator"]))
+    );
+    let typo = fails(cvo().args(["crds", "--component", "deployment-target"]));
+    assert_eq!(
+        typo.trim_end(),
+        "error: --component: unknown component \"deployment-target\" (did you mean deployment-targets?); valid values: cluster-version-operator, deployment-targets"
+    );
+}
+
 /// A kubeconfig for a server on a loopback port where nothing listens.
 fn unreachable_kubeconfig() -> (tempfile::TempDir, std::path::PathBuf) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
