@@ -227,7 +227,8 @@ fn the_deployment_targets_component_is_one_capability() {
 }
 
 /// The controller Deployment runs the cvo binary (the `cluster-version-operator` image) as
-/// `cvo controller deployment-targets`, restricted, with its probes on the metrics port.
+/// `cvo controller deployment-targets`, restricted, with its probes on the metrics port, and
+/// tells it the version its ClusterOperator must report.
 #[test]
 fn the_shipped_controller_deployment_runs_cvo_controller() {
     let payload = bundled();
@@ -261,6 +262,20 @@ fn the_shipped_controller_deployment_runs_cvo_controller() {
             "--log-format=json",
         ]
     );
+    // The controller reports $RELEASE_VERSION in its ClusterOperator, which the CVO waits for
+    // at the payload's version.
+    let operator = (payload.manifests.iter())
+        .find(|m| m.id.kind == "ClusterOperator" && m.id.name == "deployment-targets")
+        .expect("the bundled payload ships the ClusterOperator")
+        .object();
+    let release_version = (container["env"].as_array().unwrap().iter())
+        .find(|e| e["name"] == "RELEASE_VERSION")
+        .map(|e| e["value"].clone());
+    assert_eq!(
+        release_version.as_ref(),
+        Some(&operator["status"]["versions"][0]["version"])
+    );
+    assert_eq!(operator["status"]["versions"][0]["name"], "operator");
     assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
     assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
     let security = &container["securityContext"];
