@@ -67,6 +67,9 @@ pub struct Plan {
     pub implicitly_enabled_capabilities: Vec<Capability>,
     pub enabled_capabilities: Vec<Capability>,
     pub known_capabilities: Vec<Capability>,
+    /// Capabilities the new release brings that the cluster does not know today (a payload
+    /// declares them); `enabledCapabilities` says whether the cluster gets them.
+    pub new_capabilities: Vec<Capability>,
     /// For each capability this upgrade enables implicitly, the manifests that cause it.
     pub reasons: BTreeMap<Capability, Vec<Cause>>,
     pub condition: Condition,
@@ -99,6 +102,10 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
         .capabilities_after
         .clone()
         .unwrap_or_else(|| caps.clone());
+    let new_capabilities = (with_new.known_capabilities)
+        .difference(&caps.known_capabilities)
+        .cloned()
+        .collect();
     let after = CapabilityFilter {
         known_capabilities: (caps.known_capabilities.iter())
             .chain(&with_new.known_capabilities)
@@ -119,6 +126,7 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
         implicitly_enabled_capabilities: implicit.capabilities.iter().cloned().collect(),
         enabled_capabilities: after.enabled_capabilities.iter().cloned().collect(),
         known_capabilities: after.known_capabilities.iter().cloned().collect(),
+        new_capabilities,
         reasons: implicit.causes.clone(),
         condition: implicitly_enabled_condition(&implicit.capabilities),
         create: vec![],
@@ -461,6 +469,31 @@ mod tests {
         assert!(plan.reasons.is_empty());
         // An unmanaged resource is neither updated nor left behind: the CVO does not touch it.
         assert!(plan.update.is_empty() && plan.left_behind.is_empty() && plan.create.is_empty());
+    }
+
+    /// A capability the new release declares is new to the cluster; enabled or not, it is named.
+    #[test]
+    fn capabilities_new_in_the_release_are_listed() {
+        let from = payload("4.14.0", &[("0000_10_a_1.yaml", cm("x", "", "v"))]);
+        let to = payload("4.15.0", &[("0000_10_a_1.yaml", cm("x", "", "v"))]);
+        assert!(
+            plan(&from, &to, &cluster(&["A"]))
+                .new_capabilities
+                .is_empty()
+        );
+        for (enabled_after, enabled) in [(&["A", "D"][..], true), (&["A"][..], false)] {
+            let mut c = cluster(&["A"]);
+            c.capabilities_after = Some(CapabilityFilter {
+                known_capabilities: caps(&["A", "B", "C", "D"]),
+                enabled_capabilities: caps(enabled_after),
+            });
+            let plan = plan(&from, &to, &c);
+            assert_eq!(plan.new_capabilities, vec![Capability::from("D")]);
+            assert_eq!(
+                plan.enabled_capabilities.contains(&Capability::from("D")),
+                enabled
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use cvo::capability::{CapabilitiesSpec, Registry, set_capabilities};
+use cvo::capability::{CapabilitiesSpec, set_capabilities};
 use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::payload::{LoadOptions, Payload, bundled_input};
 
@@ -19,8 +19,9 @@ fn config(
     exclude: Option<&str>,
 ) -> InclusionConfig {
     let gates: BTreeSet<String> = gates.iter().map(|g| g.to_string()).collect();
+    // The capabilities the payload declares (DeploymentTargets) are known, as to `cvo start`.
     let caps = set_capabilities(
-        &Registry::standard(),
+        &bundled().registry(),
         Some(&CapabilitiesSpec::default()),
         &[],
         &gates,
@@ -50,7 +51,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 42);
+    assert_eq!(payload.manifests.len(), 57);
     assert_eq!(payload.images.len(), 8);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -83,7 +84,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 38);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 53);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -91,7 +92,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        37
+        52
     );
     let tech_preview = excluded(
         &payload,
@@ -131,22 +132,156 @@ fn feature_gates_come_from_the_payload_feature_gate_manifest() {
     );
 }
 
-/// The bundled CRD manifests are `cvo crds`, one file each: regenerate them when the types change.
+/// The bundled CRD manifests are `cvo crds` (`--component deployment-targets` for the
+/// component's), one file each: regenerate them when the types change.
 #[test]
 fn bundled_crds_match_the_types() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads/4.18.0/manifests");
-    let files = [
-        "0000_00_cluster-version-operator_01_clusterversions.crd.yaml",
-        "0000_00_cluster-version-operator_01_clusteroperators.crd.yaml",
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads/4.18.0");
+    let cvo_files = [
+        "manifests/0000_00_cluster-version-operator_01_clusterversions.crd.yaml",
+        "manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml",
     ];
-    for (crd, file) in cvo::cluster::crds().iter().zip(files) {
-        let on_disk = std::fs::read_to_string(dir.join(file)).unwrap();
-        let generated = serde_saphyr::to_string(crd).unwrap();
-        assert_eq!(
-            on_disk, generated,
-            "{file} is stale: regenerate it from `cvo crds`"
+    let component_files = [
+        "release-manifests/0000_50_deployment-targets_01_deploymenttargets.crd.yaml",
+        "release-manifests/0000_50_deployment-targets_01_deploymenttargetclaims.crd.yaml",
+        "release-manifests/0000_50_deployment-targets_01_deploymenttargetclasses.crd.yaml",
+        "release-manifests/0000_50_deployment-targets_01_environments.crd.yaml",
+        "release-manifests/0000_50_deployment-targets_01_gitopsdeploymentmanagedenvironments.crd.yaml",
+    ];
+    let cases = [
+        (cvo::cluster::crds(), &cvo_files[..], "cvo crds"),
+        (
+            cvo::components::deployment_targets::crds::crds(),
+            &component_files[..],
+            "cvo crds --component deployment-targets",
+        ),
+    ];
+    for (crds, files, command) in cases {
+        assert_eq!(crds.len(), files.len(), "{command}");
+        for (crd, file) in crds.iter().zip(files) {
+            let on_disk = std::fs::read_to_string(root.join(file)).unwrap();
+            let generated = serde_saphyr::to_string(crd).unwrap();
+            assert_eq!(
+                on_disk, generated,
+                "{file} is stale: regenerate it from `{command}`"
+            );
+        }
+    }
+}
+
+/// The DeploymentTarget component: 15 documents in `0000_50_deployment-targets_*` files, each
+/// under the DeploymentTargets capability the payload declares (a `v4.18` capability, so in
+/// `vCurrent` too) and included by the profiles that run a CVO; a cluster without the
+/// capability gets none of them, with upstream's reason.
+#[test]
+fn the_deployment_targets_component_is_one_capability() {
+    use cvo::capability::{Capability, CapabilitySet};
+    let payload = bundled();
+    let component: Vec<_> = (payload.manifests.iter())
+        .filter(|m| m.file.starts_with("0000_50_deployment-targets_"))
+        .collect();
+    assert_eq!(component.len(), 15);
+    for m in &component {
+        for (key, value) in [
+            ("capability.openshift.io/name", "DeploymentTargets"),
+            (
+                "include.release.openshift.io/self-managed-high-availability",
+                "true",
+            ),
+            ("include.release.openshift.io/single-node-developer", "true"),
+        ] {
+            assert_eq!(m.annotation(key), Some(value), "{}: {key}", m.describe());
+        }
+    }
+    let registry = payload.registry();
+    let name = Capability::from("DeploymentTargets");
+    assert!(registry.set_members(CapabilitySet::V4_18).contains(&name));
+    assert!(
+        registry
+            .set_members(CapabilitySet::VCurrent)
+            .contains(&name)
+    );
+    assert!(!registry.set_members(CapabilitySet::V4_17).contains(&name));
+
+    let spec = CapabilitiesSpec {
+        baseline_capability_set: Some("None".into()),
+        additional_enabled_capabilities: vec![],
+    };
+    let none = InclusionConfig {
+        capabilities: Some(
+            set_capabilities(&registry, Some(&spec), &[], &BTreeSet::new()).filter(),
+        ),
+        ..config(DEFAULT_CLUSTER_PROFILE, "", &[], None)
+    };
+    let excluded = excluded(&payload, &none);
+    for m in &component {
+        assert!(
+            excluded.contains(&(
+                m.file.to_string(),
+                "disabled capabilities: DeploymentTargets".to_string()
+            )),
+            "{}",
+            m.describe()
         );
     }
+}
+
+/// The controller Deployment runs the cvo binary (the `cluster-version-operator` image) as
+/// `cvo controller deployment-targets`, restricted, with its probes on the metrics port, and
+/// tells it the version its ClusterOperator must report.
+#[test]
+fn the_shipped_controller_deployment_runs_cvo_controller() {
+    let payload = bundled();
+    let deployment = (payload.manifests.iter())
+        .find(|m| m.id.kind == "Deployment" && m.id.name == "deployment-targets")
+        .expect("the bundled payload ships the controller Deployment");
+    assert_eq!(deployment.id.namespace, "cvo-deployment-targets");
+    let pod = &deployment.object()["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "deployment-targets");
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let container = &pod["containers"][0];
+    assert_eq!(
+        container["image"].as_str(),
+        Some(payload.images["cluster-version-operator"].as_str())
+    );
+    let args: Vec<&str> = (container["args"].as_array().unwrap().iter())
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        args,
+        [
+            "controller",
+            "deployment-targets",
+            "--namespace=cvo-deployment-targets",
+            "--metrics-address=0.0.0.0:9099",
+            "--webhook-address=0.0.0.0:8443",
+            "--log-format=json",
+        ]
+    );
+    // The controller reports $RELEASE_VERSION in its ClusterOperator, which the CVO waits for
+    // at the payload's version.
+    let operator = (payload.manifests.iter())
+        .find(|m| m.id.kind == "ClusterOperator" && m.id.name == "deployment-targets")
+        .expect("the bundled payload ships the ClusterOperator")
+        .object();
+    let release_version = (container["env"].as_array().unwrap().iter())
+        .find(|e| e["name"] == "RELEASE_VERSION")
+        .map(|e| e["value"].clone());
+    assert_eq!(
+        release_version.as_ref(),
+        Some(&operator["status"]["versions"][0]["version"])
+    );
+    assert_eq!(operator["status"]["versions"][0]["name"], "operator");
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    let security = &container["securityContext"];
+    assert_eq!(security["readOnlyRootFilesystem"], true);
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["capabilities"]["drop"], serde_json::json!(["ALL"]));
 }
 
 /// The operator Deployment the payload ships must start: its arguments are `cvo`'s own.

@@ -587,6 +587,44 @@ fn crds_prints_both_definitions() {
     assert!(yaml.contains("kind: ClusterOperator\n"), "{yaml}");
 }
 
+/// `--component deployment-targets` prints the component's five CRDs with its capability; a
+/// name that is not a component is an error with the near miss and every valid name.
+#[test]
+fn crds_of_a_component() {
+    let list = json(cvo().args(["crds", "--component", "deployment-targets", "-o", "json"]));
+    let items = list["items"].as_array().unwrap();
+    let kinds: Vec<&str> = (items.iter())
+        .map(|crd| crd["spec"]["names"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "DeploymentTarget",
+            "DeploymentTargetClaim",
+            "DeploymentTargetClass",
+            "Environment",
+            "GitOpsDeploymentManagedEnvironment"
+        ]
+    );
+    for crd in items {
+        let annotations = &crd["metadata"]["annotations"];
+        assert_eq!(
+            annotations["capability.openshift.io/name"], "DeploymentTargets",
+            "{crd}"
+        );
+    }
+    let default = stdout(cvo().arg("crds"));
+    assert_eq!(
+        default,
+        stdout(cvo().args(["crds", "--component", "cluster-version-operator"]))
+    );
+    let typo = fails(cvo().args(["crds", "--component", "deployment-target"]));
+    assert_eq!(
+        typo.trim_end(),
+        "error: --component: unknown component \"deployment-target\" (did you mean deployment-targets?); valid values: cluster-version-operator, deployment-targets"
+    );
+}
+
 /// A kubeconfig for a server on a loopback port where nothing listens.
 fn unreachable_kubeconfig() -> (tempfile::TempDir, std::path::PathBuf) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1264,4 +1302,67 @@ fn a_payload_declared_capability_is_known() {
         "Widgts",
     ]));
     assert!(typo.contains("did you mean Widgets"), "{typo}");
+}
+
+/// The bundled upgrade pair brings the DeploymentTargets capability, which 4.18.0 declares:
+/// `plan` names it, enabled on a `vCurrent` cluster (which gets the component created) and
+/// disabled on one whose baseline predates it (which gets none of it); `explain` of 4.18.0 with
+/// baseline None excludes every document of the component for that capability.
+#[test]
+fn the_upgrade_pair_brings_the_deployment_targets_capability() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let plan = |from: &str, baseline: &str| {
+        let out = stdout(cvo().current_dir(repo).args([
+            "plan",
+            "--from",
+            from,
+            "--to",
+            "payloads/4.18.0",
+            "--capabilities-baseline",
+            baseline,
+        ]));
+        let new = (out.lines())
+            .find(|l| l.starts_with("Capabilities new in"))
+            .map(str::to_string);
+        (new, out)
+    };
+    let (new, current) = plan("payloads/4.17.0", "vCurrent");
+    assert_eq!(
+        new.as_deref(),
+        Some("Capabilities new in 4.18.0: DeploymentTargets (enabled)")
+    );
+    assert!(
+        current.contains("\n  Deployment.apps cvo-deployment-targets/deployment-targets (0000_50_deployment-targets_06_deployment.yaml)\n"),
+        "{current}"
+    );
+    let (new, older) = plan("payloads/4.17.0", "v4.17");
+    assert_eq!(
+        new.as_deref(),
+        Some("Capabilities new in 4.18.0: DeploymentTargets (disabled)")
+    );
+    assert!(!older.contains("0000_50_deployment-targets_"), "{older}");
+    assert_eq!(plan("payloads/4.18.0", "vCurrent").0, None);
+
+    let rows = json(cvo().current_dir(repo).args([
+        "explain",
+        "--output=json",
+        "--capabilities-baseline=None",
+        "--payload=payloads/4.18.0",
+    ]));
+    let component: Vec<&Value> = (rows.as_array().unwrap().iter())
+        .filter(|r| {
+            r["file"]
+                .as_str()
+                .unwrap()
+                .starts_with("0000_50_deployment-targets_")
+        })
+        .collect();
+    assert_eq!(component.len(), 15);
+    for row in component {
+        assert_eq!(row["included"], false, "{row}");
+        assert_eq!(
+            row["reason"], "disabled capabilities: DeploymentTargets",
+            "{row}"
+        );
+    }
 }

@@ -343,8 +343,9 @@ Unchanged: 1
 }
 
 /// The bundled upgrade pair (payloads/README.md): for a cluster on baseline None with Console,
-/// 4.17.0 → 4.18.0 enables MachineAPI implicitly, grows Console but not baremetal, deletes the
-/// legacy Service and leaves nothing behind. Both payloads validate clean.
+/// 4.17.0 → 4.18.0 enables MachineAPI implicitly, grows Console but not baremetal, brings the
+/// DeploymentTargets capability without enabling it, deletes the legacy Service and leaves
+/// nothing behind. Both payloads validate clean.
 #[test]
 fn bundled_upgrade_pair() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads");
@@ -390,6 +391,17 @@ fn bundled_upgrade_pair() {
         ids(&plan, "delete"),
         set(&["/Service/openshift-etcd-operator/etcd-operator-legacy-metrics"])
     );
-    assert_eq!(ids(&plan, "update").len(), 4, "{:#}", plan["update"]);
+    // The CVO's ClusterRole grows (validatingwebhookconfigurations) besides the 4.17.0 ones.
+    assert_eq!(ids(&plan, "update").len(), 5, "{:#}", plan["update"]);
     assert!(plan["leftBehind"].as_array().unwrap().is_empty());
+    // DeploymentTargets arrives with 4.18.0, disabled on this cluster: none of it is created.
+    assert_eq!(
+        plan["newCapabilities"],
+        serde_json::json!(["DeploymentTargets"])
+    );
+    assert!(
+        !strings(&plan["enabledCapabilities"]).contains("DeploymentTargets"),
+        "{}",
+        plan["enabledCapabilities"]
+    );
 }

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use cvo::capability::{CapabilitiesSpec, Capability, Registry, set_capabilities};
-use cvo::payload::{LoadOptions, Payload, read_directory};
+use cvo::payload::{LoadOptions, Payload, parse_release_metadata, read_directory};
 use serde_json::Value;
 
 /// The oracle's path, built once per test run; `None` (skip) when it cannot be built.
@@ -101,8 +101,8 @@ impl Case {
     }
 
     /// The oracle takes the known and enabled capabilities; cvo's own capability computation
-    /// (what `--capabilities-baseline` does) gives them.
-    fn oracle_args(&self) -> Vec<String> {
+    /// (what `--capabilities-baseline` does) over `registry` gives them.
+    fn oracle_args(&self, registry: &Registry) -> Vec<String> {
         let gates: BTreeSet<String> = self.gates.iter().map(|g| g.to_string()).collect();
         let spec = CapabilitiesSpec {
             baseline_capability_set: Some(self.baseline.into()),
@@ -112,7 +112,7 @@ impl Case {
                 .map(|c| Capability::from(*c))
                 .collect(),
         };
-        let filter = set_capabilities(&Registry::standard(), Some(&spec), &[], &gates).filter();
+        let filter = set_capabilities(registry, Some(&spec), &[], &gates).filter();
         let names = |set: &BTreeSet<Capability>| {
             set.iter()
                 .map(|c| c.as_str().to_string())
@@ -175,13 +175,25 @@ fn cvo(subcommand: &str, root: &Path, case: &Case, extra: &[&str]) -> Result<Vec
     run(command)
 }
 
+/// The capabilities a CVO running the payload at `root` knows: openshift/api's and those its
+/// release-metadata declares (the bundled 4.18.0 declares DeploymentTargets). The oracle is
+/// told them, as a CVO that knows them would be.
+fn registry(root: &Path) -> Registry {
+    let declared = std::fs::read(root.join("release-manifests/release-metadata"))
+        .ok()
+        .and_then(|bytes| parse_release_metadata(&bytes).ok())
+        .map(|(release, _)| release.capabilities)
+        .unwrap_or_default();
+    Registry::standard().with_declared(&declared)
+}
+
 fn upstream(mode: &str, root: &Path, case: &Case, extra: &[&str]) -> Result<Vec<u8>, String> {
     let mut command = Command::new(oracle().expect("checked by the caller"));
     command
         .arg(mode)
         .arg("--payload")
         .arg(root)
-        .args(case.oracle_args())
+        .args(case.oracle_args(&registry(root)))
         .args(extra);
     run(command)
 }

@@ -191,7 +191,8 @@ pub enum Command {
     /// Preview an upgrade: implicitly enabled capabilities and what is created, updated,
     /// deleted or left behind.
     Plan(plan::PlanArgs),
-    /// Print the ClusterVersion and ClusterOperator CustomResourceDefinitions.
+    /// Print the CustomResourceDefinitions of the CVO (ClusterVersion, ClusterOperator) or of a
+    /// component the payload ships (--component).
     #[cfg(feature = "cluster")]
     Crds(crds::CrdsArgs),
     /// Apply a payload to a cluster once (server-side apply), in task-graph order.

@@ -160,6 +160,24 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         "Enabled after the upgrade: {}",
         names(&plan.enabled_capabilities)
     );
+    if !plan.new_capabilities.is_empty() {
+        let new: Vec<String> = (plan.new_capabilities.iter())
+            .map(|c| {
+                let state = if plan.enabled_capabilities.contains(c) {
+                    "enabled"
+                } else {
+                    "disabled"
+                };
+                format!("{c} ({state})")
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "Capabilities new in {}: {}",
+            version(&plan.to_version),
+            new.join(", ")
+        );
+    }
     section(&mut out, "Create", &plan.create);
     let _ = writeln!(
         out,

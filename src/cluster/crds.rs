@@ -271,23 +271,36 @@ fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result
 /// The ClusterVersion and ClusterOperator CRDs, in that order, annotated for the profiles
 /// that include them.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    let mut crds = vec![ClusterVersion::crd(), ClusterOperator::crd()];
-    for crd in &mut crds {
-        let annotations = crd.metadata.annotations.get_or_insert_with(BTreeMap::new);
-        for key in PROFILE_ANNOTATIONS {
-            annotations.insert((*key).to_string(), "true".to_string());
-        }
-        for version in &mut crd.spec.versions {
-            if let Some(schema) = version
-                .schema
-                .as_mut()
-                .and_then(|s| s.open_api_v3_schema.as_mut())
-            {
-                strip_descriptions(schema);
-            }
+    vec![
+        for_payload(ClusterVersion::crd(), &[]),
+        for_payload(ClusterOperator::crd(), &[]),
+    ]
+}
+
+/// A generated CRD as a payload ships it: with the include annotations of the profiles that
+/// run a CVO of their own, the given further annotations (a component's capability), and no
+/// descriptions.
+pub fn for_payload(
+    mut crd: CustomResourceDefinition,
+    annotations: &[(&str, &str)],
+) -> CustomResourceDefinition {
+    let map = crd.metadata.annotations.get_or_insert_with(BTreeMap::new);
+    for key in PROFILE_ANNOTATIONS {
+        map.insert((*key).to_string(), "true".to_string());
+    }
+    for (key, value) in annotations {
+        map.insert((*key).to_string(), (*value).to_string());
+    }
+    for version in &mut crd.spec.versions {
+        if let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        {
+            strip_descriptions(schema);
         }
     }
-    crds
+    crd
 }
 
 /// schemars turns the Rust doc comments into schema descriptions; they describe this crate's

@@ -3,10 +3,12 @@
 //! provisioned and reclaimed, and Environments turn a bound claim into a managed environment.
 //!
 //! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys.
+//! - [`crds`]: the CRDs the payload ships, the capability and the component's name.
 //! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out).
 //! - [`operator_status`]: the ClusterOperator the controller keeps.
 //! - [`executor`] (I/O): an `Outcome`'s writes against the API server.
 
+pub mod crds;
 pub mod executor;
 pub mod keys;
 pub mod model;
