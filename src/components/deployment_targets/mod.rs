@@ -4,7 +4,9 @@
 //!
 //! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys.
 //! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out).
+//! - [`environment`]: the Environment controller (Environment → managed environment).
 
+pub mod environment;
 pub mod keys;
 pub mod model;
 pub mod types;
