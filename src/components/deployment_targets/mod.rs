@@ -5,8 +5,10 @@
 //! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys.
 //! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out).
 //! - [`environment`]: the Environment controller (Environment → managed environment).
+//! - [`request_uri`]: Go's `url.ParseRequestURI`, which the Environment webhook applies.
 
 pub mod environment;
 pub mod keys;
 pub mod model;
+pub mod request_uri;
 pub mod types;
