@@ -5,8 +5,10 @@
 //! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys.
 //! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out).
 //! - [`environment`]: the Environment controller (Environment → managed environment).
+//! - [`dns1123`]: Kubernetes' DNS-1123 name rules, with apimachinery's messages.
 //! - [`request_uri`]: Go's `url.ParseRequestURI`, which the Environment webhook applies.
 
+pub mod dns1123;
 pub mod environment;
 pub mod keys;
 pub mod model;
