@@ -7,6 +7,7 @@
 //! - [`environment`]: the Environment controller (Environment → managed environment).
 //! - [`dns1123`]: Kubernetes' DNS-1123 name rules, with apimachinery's messages.
 //! - [`request_uri`]: Go's `url.ParseRequestURI`, which the Environment webhook applies.
+//! - [`webhook`]: the Environment admission rules and the AdmissionReview exchange.
 
 pub mod dns1123;
 pub mod environment;
@@ -14,3 +15,4 @@ pub mod keys;
 pub mod model;
 pub mod request_uri;
 pub mod types;
+pub mod webhook;
