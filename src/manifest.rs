@@ -194,25 +194,45 @@ impl GraphTask for Manifest {
     }
 }
 
-/// Go's `%q` for the plain strings that appear in resource names.
+/// Go's `%q` (`strconv.Quote`) of a string.
 pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
+    go_quote_bytes(s.as_bytes())
+}
+
+/// Go's `strconv.Quote` of bytes, which need not be UTF-8 (Go strings are bytes): a byte that
+/// is not part of a UTF-8 character is `\xNN`. Non-printable characters other than the
+/// controls are written as they are (Go escapes them, by Unicode tables this does not carry).
+pub fn go_quote_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
+    for chunk in bytes.utf8_chunks() {
+        chunk
+            .valid()
+            .chars()
+            .for_each(|c| push_go_quoted(&mut out, c));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
         }
     }
     out.push('"');
     out
+}
+
+fn push_go_quoted(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{b}' => out.push_str("\\v"),
+        c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+        c => out.push(c),
+    }
 }
 
 /// What is wrong with a file or one of its documents, with where.
@@ -506,6 +526,15 @@ mod tests {
             ManifestDir::ReleaseManifests,
             Arc::new(text.to_string()),
         )
+    }
+
+    #[test]
+    fn go_quote_escapes_as_strconv_quote() {
+        // Expected values printed by Go 1.26's strconv.Quote.
+        let text = "a\"\\\u{7}\u{8}\u{c}\n\r\t\u{b}\u{1}\u{7f}\u{85}é€";
+        let quoted = r#""a\"\\\a\b\f\n\r\t\v\x01\x7f\u0085é€""#;
+        assert_eq!(go_quote(text), quoted);
+        assert_eq!(go_quote_bytes(&[b'%', 0xe2, 0x82]), r#""%\xe2\x82""#);
     }
 
     const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
