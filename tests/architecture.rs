@@ -39,6 +39,21 @@ const PURE: &[&str] = &[
     "src/operator/health.rs",
     "src/operator/summary.rs",
     "src/operator/status.rs",
+    "src/components/deployment_targets/types.rs",
+    "src/components/deployment_targets/keys.rs",
+    "src/components/deployment_targets/model.rs",
+    "src/components/deployment_targets/meta.rs",
+    "src/components/deployment_targets/phase.rs",
+    "src/components/deployment_targets/conditions.rs",
+    "src/components/deployment_targets/matching.rs",
+    "src/components/deployment_targets/binder.rs",
+    "src/components/deployment_targets/reclaim.rs",
+    "src/components/deployment_targets/provisioner/mod.rs",
+    "src/components/deployment_targets/provisioner/namespace.rs",
+    "src/components/deployment_targets/provisioner/devsandbox.rs",
+    "src/components/deployment_targets/space_request.rs",
+    "src/components/deployment_targets/apiserver.rs",
+    "src/components/deployment_targets/offline.rs",
 ];
 
 /// What a pure file may not name outside its tests.

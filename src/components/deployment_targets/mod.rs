@@ -2,23 +2,43 @@
 //! the way PersistentVolumeClaims bind to PersistentVolumes, classes say how targets are
 //! provisioned and reclaimed, and Environments turn a bound claim into a managed environment.
 //!
-//! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys.
-//! - [`crds`]: the CRDs the payload ships, the capability and the component's name.
-//! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out).
+//! Pure core:
+//! - [`types`]: the CRD types; [`keys`]: annotation, label and finalizer keys; [`crds`]: the
+//!   CRDs the payload ships, the capability and the component's name.
+//! - [`model`]: the plain data reconciles work on (`World` in, `Outcome` out); [`meta`] and
+//!   [`phase`]: the metadata and phase edits they make.
+//! - [`binder`]: the claim reconciler; [`matching`]: which target a claim may bind.
+//! - [`reclaim`]: the target reconciler; [`provisioner`]: dynamic provisioning (the namespace
+//!   and devsandbox provisioners); [`space_request`]: the SpaceRequest reconciler.
+//! - [`conditions`]: the `ErrorOccurred` condition every reconcile ends with.
 //! - [`environment`]: the Environment controller (Environment → managed environment).
-//! - [`dns1123`]: Kubernetes' DNS-1123 name rules, with apimachinery's messages.
-//! - [`request_uri`]: Go's `url.ParseRequestURI`, which the Environment webhook applies.
-//! - [`webhook`]: the Environment admission rules and the AdmissionReview exchange.
+//! - [`webhook`]: the Environment admission rules and the AdmissionReview exchange, with
+//!   [`dns1123`] (Kubernetes' name rules) and [`request_uri`] (Go's `url.ParseRequestURI`).
+//! - [`apiserver`]: API-server semantics over a `World`; [`offline`]: the fixpoint loop of
+//!   `cvo dt reconcile`.
 //! - [`operator_status`]: the ClusterOperator the controller keeps.
-//! - [`executor`] (I/O): an `Outcome`'s writes against the API server.
+//!
+//! Shell (I/O): [`executor`] (an `Outcome`'s writes against the API server).
 
+pub mod apiserver;
+pub mod binder;
+pub mod conditions;
 pub mod crds;
 pub mod dns1123;
 pub mod environment;
 pub mod executor;
 pub mod keys;
+pub mod matching;
+pub mod meta;
 pub mod model;
+pub mod offline;
 pub mod operator_status;
+pub mod phase;
+pub mod provisioner;
+pub mod reclaim;
 pub mod request_uri;
+pub mod space_request;
+#[cfg(test)]
+mod testing;
 pub mod types;
 pub mod webhook;

@@ -53,6 +53,48 @@ impl Kind {
     pub fn is_namespaced(self) -> bool {
         !matches!(self, Kind::DeploymentTargetClass | Kind::Namespace)
     }
+
+    /// Every kind, in [`Kind`] order.
+    pub const ALL: [Kind; 10] = [
+        Kind::DeploymentTargetClass,
+        Kind::DeploymentTarget,
+        Kind::DeploymentTargetClaim,
+        Kind::Environment,
+        Kind::GitOpsDeploymentManagedEnvironment,
+        Kind::SpaceRequest,
+        Kind::Namespace,
+        Kind::ServiceAccount,
+        Kind::RoleBinding,
+        Kind::Secret,
+    ];
+
+    /// The `apiVersion` field.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Kind::DeploymentTargetClass
+            | Kind::DeploymentTarget
+            | Kind::DeploymentTargetClaim
+            | Kind::Environment => "appstudio.redhat.com/v1alpha1",
+            Kind::GitOpsDeploymentManagedEnvironment => "managed-gitops.redhat.com/v1alpha1",
+            Kind::SpaceRequest => "toolchain.dev.openshift.com/v1alpha1",
+            Kind::Namespace | Kind::ServiceAccount | Kind::Secret => "v1",
+            Kind::RoleBinding => "rbac.authorization.k8s.io/v1",
+        }
+    }
+
+    /// The kind with this `apiVersion` and `kind`.
+    pub fn from_type(api_version: &str, kind: &str) -> Option<Kind> {
+        (Kind::ALL.into_iter()).find(|k| k.as_str() == kind && k.api_version() == api_version)
+    }
+
+    /// Whether this is a custom resource: the API server keeps `metadata.generation` for it
+    /// and its status is a subresource.
+    pub fn is_custom(self) -> bool {
+        !matches!(
+            self,
+            Kind::Namespace | Kind::ServiceAccount | Kind::RoleBinding | Kind::Secret
+        )
+    }
 }
 
 impl std::fmt::Display for Kind {
@@ -150,6 +192,42 @@ impl Object {
         }
     }
 
+    /// The object as JSON, with `apiVersion` and `kind`.
+    pub fn to_value(&self) -> serde_json::Value {
+        let value = match self {
+            Object::Class(o) => serde_json::to_value(o),
+            Object::Target(o) => serde_json::to_value(o),
+            Object::Claim(o) => serde_json::to_value(o),
+            Object::Environment(o) => serde_json::to_value(o),
+            Object::ManagedEnvironment(o) => serde_json::to_value(o),
+            Object::SpaceRequest(o) => serde_json::to_value(o),
+            Object::Namespace(o) => serde_json::to_value(o),
+            Object::ServiceAccount(o) => serde_json::to_value(o),
+            Object::RoleBinding(o) => serde_json::to_value(o),
+            Object::Secret(o) => serde_json::to_value(o),
+        };
+        // Serializing these types cannot fail: their maps have string keys.
+        value.unwrap_or_default()
+    }
+
+    /// An object of `kind` read from JSON (whose `apiVersion` and `kind`, when present, must
+    /// be that kind's).
+    pub fn from_value(kind: Kind, value: serde_json::Value) -> Result<Object, serde_json::Error> {
+        use serde_json::from_value as read;
+        Ok(match kind {
+            Kind::DeploymentTargetClass => Object::Class(read(value)?),
+            Kind::DeploymentTarget => Object::Target(read(value)?),
+            Kind::DeploymentTargetClaim => Object::Claim(read(value)?),
+            Kind::Environment => Object::Environment(read(value)?),
+            Kind::GitOpsDeploymentManagedEnvironment => Object::ManagedEnvironment(read(value)?),
+            Kind::SpaceRequest => Object::SpaceRequest(read(value)?),
+            Kind::Namespace => Object::Namespace(read(value)?),
+            Kind::ServiceAccount => Object::ServiceAccount(read(value)?),
+            Kind::RoleBinding => Object::RoleBinding(read(value)?),
+            Kind::Secret => Object::Secret(read(value)?),
+        })
+    }
+
     pub fn reference(&self) -> ObjectRef {
         let meta = self.meta();
         let namespace = match self.kind().is_namespaced() {
@@ -169,6 +247,9 @@ impl Object {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct World {
     objects: BTreeMap<ObjectRef, Object>,
+    /// The highest `resourceVersion` seen or given out (the API server's etcd revision), for
+    /// [`World::apply`](super::apiserver).
+    revision: u64,
 }
 
 macro_rules! typed_access {
@@ -182,7 +263,7 @@ macro_rules! typed_access {
         }
 
         /// The objects of this kind in a namespace, by name.
-        pub fn $list<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a $ty> + 'a {
+        pub fn $list<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a $ty> + 'a {
             self.in_namespace(Kind::$kind, namespace)
                 .filter_map(|o| match o {
                     Object::$variant(o) => Some(o),
@@ -199,7 +280,23 @@ impl World {
 
     /// Adds or replaces an object.
     pub fn insert(&mut self, object: Object) {
+        let version = object.meta().resource_version.as_deref();
+        if let Some(version) = version.and_then(|v| v.parse::<u64>().ok()) {
+            self.revision = self.revision.max(version);
+        }
         self.objects.insert(object.reference(), object);
+    }
+
+    /// The highest `resourceVersion` seen or given out: it moves on every change
+    /// [`World::apply`](super::apiserver) makes.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// A `resourceVersion` newer than every one in the world.
+    pub(super) fn next_revision(&mut self) -> String {
+        self.revision += 1;
+        self.revision.to_string()
     }
 
     pub fn remove(&mut self, reference: &ObjectRef) -> Option<Object> {
@@ -223,9 +320,10 @@ impl World {
     pub fn in_namespace<'a>(
         &'a self,
         kind: Kind,
-        namespace: &'a str,
+        namespace: &str,
     ) -> impl Iterator<Item = &'a Object> + 'a {
         let start = ObjectRef::new(kind, namespace, "");
+        let namespace = start.namespace.clone();
         (self.objects.range(start..))
             .take_while(move |(r, _)| r.kind == kind && r.namespace == namespace)
             .map(|(_, o)| o)
@@ -325,13 +423,13 @@ pub struct KubeconfigTemplate {
 }
 
 impl KubeconfigTemplate {
-    /// The kubeconfig (YAML) with `token` as the user's bearer token.
+    /// The kubeconfig (YAML), authenticating with `token`.
     pub fn render(&self, token: &str) -> String {
+        use base64::Engine as _;
         let mut cluster = serde_json::json!({"server": self.server});
         if let Some(ca) = &self.certificate_authority_data {
-            use base64::Engine as _;
-            cluster["certificate-authority-data"] =
-                base64::engine::general_purpose::STANDARD.encode(ca).into();
+            let encoded = base64::engine::general_purpose::STANDARD.encode(ca);
+            cluster["certificate-authority-data"] = encoded.into();
         }
         if self.insecure_skip_tls_verify {
             cluster["insecure-skip-tls-verify"] = true.into();
@@ -340,13 +438,13 @@ impl KubeconfigTemplate {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "target", "cluster": cluster}],
-            "users": [{"name": self.user, "user": {"token": token}}],
             "contexts": [{"name": "target", "context": {
-                "cluster": "target", "user": self.user, "namespace": self.namespace}}],
+                "cluster": "target", "namespace": self.namespace, "user": self.user}}],
             "current-context": "target",
+            "users": [{"name": self.user, "user": {"token": token}}],
         });
-        // A kubeconfig is YAML; JSON is YAML, and every client reads it.
-        serde_json::to_string_pretty(&config).unwrap_or_default() + "\n"
+        // A JSON value of strings and booleans always has a YAML form.
+        serde_saphyr::to_string(&config).unwrap_or_default()
     }
 }
 
@@ -431,6 +529,16 @@ impl Outcome {
             error: None,
         }
     }
+
+    /// Records a Kubernetes Event on `regarding`.
+    pub fn event(&mut self, regarding: ObjectRef, type_: EventType, reason: &str, message: String) {
+        self.events.push(Event {
+            regarding,
+            type_,
+            reason: reason.to_owned(),
+            message,
+        });
+    }
 }
 
 /// What every reconcile is given besides the objects: the clock and the settings of the
@@ -466,5 +574,59 @@ impl Context {
             },
             insecure_provisioned_targets: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_of_each() -> Vec<Object> {
+        vec![
+            Object::Class(DeploymentTargetClass::new("x", Default::default())),
+            Object::Target(DeploymentTarget::new("x", Default::default())),
+            Object::Claim(DeploymentTargetClaim::new("x", Default::default())),
+            Object::Environment(Environment::new("x", Default::default())),
+            Object::ManagedEnvironment(GitOpsDeploymentManagedEnvironment::new(
+                "x",
+                Default::default(),
+            )),
+            Object::SpaceRequest(SpaceRequest::new("x", Default::default())),
+            Object::Namespace(Namespace::default()),
+            Object::ServiceAccount(ServiceAccount::default()),
+            Object::RoleBinding(RoleBinding::default()),
+            Object::Secret(Secret::default()),
+        ]
+    }
+
+    #[test]
+    fn every_kind_round_trips_through_json_with_its_api_version_and_kind() {
+        let objects = one_of_each();
+        assert_eq!(
+            objects.iter().map(Object::kind).collect::<Vec<_>>(),
+            Kind::ALL
+        );
+        for object in objects {
+            let kind = object.kind();
+            let value = object.to_value();
+            assert_eq!(value["apiVersion"], kind.api_version(), "{kind}");
+            assert_eq!(value["kind"], kind.as_str(), "{kind}");
+            assert_eq!(
+                Kind::from_type(kind.api_version(), kind.as_str()),
+                Some(kind)
+            );
+            assert_eq!(Object::from_value(kind, value).unwrap(), object, "{kind}");
+        }
+        assert_eq!(Kind::from_type("v1", "DeploymentTarget"), None);
+    }
+
+    #[test]
+    fn inserting_objects_moves_the_revision_past_their_versions() {
+        let mut world = World::new();
+        let mut secret = Secret::default();
+        secret.metadata.resource_version = Some("41".into());
+        world.insert(Object::Secret(secret));
+        assert_eq!(world.revision(), 41);
+        assert_eq!(world.next_revision(), "42");
     }
 }
