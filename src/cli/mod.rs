@@ -14,6 +14,8 @@ mod capabilities;
 #[cfg(feature = "cluster")]
 mod connect;
 #[cfg(feature = "cluster")]
+mod controller;
+#[cfg(feature = "cluster")]
 mod crds;
 mod graph;
 mod inclusion;
@@ -205,6 +207,10 @@ pub enum Command {
     /// status, until interrupted (Ctrl-C, SIGTERM).
     #[cfg(feature = "cluster")]
     Start(start::StartArgs),
+    /// Run a payload component's controllers (what its Deployment runs): leader election,
+    /// /metrics, /healthz, /readyz and Kubernetes Events, until interrupted.
+    #[cfg(feature = "cluster")]
+    Controller(controller::ControllerGroup),
 }
 
 impl Command {
@@ -224,7 +230,7 @@ impl Command {
             Command::Payload(a) => Some(a.images()),
             Command::Capabilities(_) => None,
             #[cfg(feature = "cluster")]
-            Command::Crds(_) => None,
+            Command::Crds(_) | Command::Controller(_) => None,
         }
     }
 }
@@ -260,7 +266,7 @@ pub type CliResult = Result<ExitCode, CliError>;
 pub fn run(cli: Cli) -> ExitCode {
     // The operator loop reports its progress at info; the one-shot commands only warn.
     #[cfg(feature = "cluster")]
-    let default_level = if matches!(cli.command, Command::Start(_)) {
+    let default_level = if matches!(cli.command, Command::Start(_) | Command::Controller(_)) {
         "info"
     } else {
         "warn"
@@ -298,6 +304,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Payload(args) => payload_image::payload(args, &settings),
         #[cfg(feature = "cluster")]
         Command::Start(args) => start::start(args, &settings),
+        #[cfg(feature = "cluster")]
+        Command::Controller(args) => controller::controller(args),
     };
     match result {
         Ok(code) => code,
@@ -331,7 +339,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Payload(a) => a.machine_output(),
         Command::Render(_) | Command::Hash(_) => false,
         #[cfg(feature = "cluster")]
-        Command::Start(_) => false,
+        Command::Start(_) | Command::Controller(_) => false,
     };
     if cli.command.images().is_some_and(|i| i.quiet) {
         OutputMode::Quiet

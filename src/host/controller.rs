@@ -25,11 +25,18 @@ use tokio::sync::watch;
 
 use super::lease::{LeaderElector, LeaseConfig, LeaseError};
 use super::serve::{Endpoints, bind, serve};
+use super::webhook::{self, Admission, WebhookError, WebhookOptions};
 
 /// A component's controllers, as the host runs them.
 pub trait Component: Send + Sync + 'static {
     /// The component's name (`cvo controller NAME`), e.g. `deployment-targets`.
     fn name(&self) -> &'static str;
+
+    /// The admission webhook the component serves, if any. Every replica serves it, leader
+    /// or not: the API server calls whichever pod the Service picks.
+    fn webhook(&self) -> Option<(WebhookOptions, Arc<dyn Admission>)> {
+        None
+    }
 
     /// Runs the controllers until `stop` turns true, then returns. An error ends the process.
     fn run(
@@ -63,6 +70,8 @@ pub enum HostError {
     },
     #[error(transparent)]
     Lease(#[from] LeaseError),
+    #[error(transparent)]
+    Webhook(#[from] WebhookError),
     #[error(
         "lost the Lease {0} while leading; stopping so that this replica starts over as a candidate"
     )]
@@ -99,6 +108,9 @@ pub async fn run_component<C: Component>(
         })?;
     tracing::info!(%addr, component = component.name(), "serving /metrics, /healthz and /readyz");
     tokio::spawn(serve(listener, metrics.clone(), shutdown.clone()));
+    if let Some((options, admission)) = component.webhook() {
+        start_webhook(&client, &options, admission, shutdown.clone()).await?;
+    }
     let identity = options
         .lease
         .as_ref()
@@ -141,6 +153,50 @@ pub async fn run_component<C: Component>(
         return Err(e.into());
     }
     outcome
+}
+
+/// How often the webhook's CA bundle is re-injected (the configuration may be created, or
+/// re-applied, after the controller starts).
+const CA_BUNDLE_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Starts serving a component's webhook: a certificate or port problem is an error (with
+/// `failurePolicy: Fail`, a webhook that silently does not serve refuses every object it
+/// validates); then keeps its CA bundle injected until `shutdown`.
+async fn start_webhook(
+    client: &kube::Client,
+    options: &WebhookOptions,
+    admission: Arc<dyn Admission>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<(), WebhookError> {
+    let serving = webhook::ensure_certificate(client, options).await?;
+    let tls = Arc::new(webhook::tls_config(&serving)?);
+    let (listener, addr) = webhook::bind(options.listen).await?;
+    tracing::info!(%addr, "serving the admission webhook");
+    tokio::spawn(webhook::serve(listener, tls, admission, shutdown.clone()));
+    let (client, configuration) = (client.clone(), options.configuration.clone());
+    tokio::spawn(keep_ca_bundle(client, configuration, serving.ca, shutdown));
+    Ok(())
+}
+
+async fn keep_ca_bundle(
+    client: kube::Client,
+    configuration: String,
+    ca: String,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        match webhook::inject_ca_bundle(&client, &configuration, &ca).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::info!(%configuration, "no ValidatingWebhookConfiguration yet; its CA bundle is injected once it exists")
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot inject the webhook's CA bundle"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(CA_BUNDLE_INTERVAL) => {}
+            _ = shutdown.changed() => return,
+        }
+    }
 }
 
 /// Runs the controllers while leading: stops them on shutdown, fails on a lost Lease.

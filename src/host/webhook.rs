@@ -193,7 +193,14 @@ pub async fn ensure_certificate(
         }
         false => api.create(&PostParams::default(), &secret).await,
     };
-    written.map_err(secret_error)?;
+    match written {
+        Ok(_) => {}
+        // Another replica wrote it first: use theirs, so that every replica serves one CA.
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            return Box::pin(ensure_certificate(client, options)).await;
+        }
+        Err(e) => return Err(secret_error(e)),
+    }
     tracing::info!(secret = %options.secret, names = %options.names.join(","), "made a new webhook serving certificate");
     Ok(serving)
 }

@@ -1,7 +1,7 @@
 //! A real etcd + kube-apiserver for the cluster test binary (`hack/cluster/`), one per binary.
 //!
-//! Only `tests/cluster.rs` declares this module: the other test binaries share `support/` and
-//! must never start a cluster.
+//! Only `tests/cluster.rs` and `tests/components.rs` declare this module: the other test
+//! binaries share `support/` and must never start a cluster.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +19,13 @@ impl Cluster {
     /// Builds the binaries if they are not cached (minutes cold, instant warm) and starts a
     /// cluster in a fresh directory under /dev/shm (etcd is fsync-heavy) or the temp dir.
     pub fn start() -> anyhow::Result<Self> {
-        run_script("build.sh", &[])?;
+        Cluster::start_with_controllers("")
+    }
+
+    /// Like [`Cluster::start`], with kube-controller-manager running `controllers` (e.g.
+    /// `namespace,garbagecollector`: real namespace deletion and garbage collection).
+    pub fn start_with_controllers(controllers: &str) -> anyhow::Result<Self> {
+        run_script("build.sh", &[], "")?;
         let parent = Path::new("/dev/shm");
         let parent = if parent.is_dir() {
             parent.to_path_buf()
@@ -35,7 +41,7 @@ impl Cluster {
             kubeconfig: PathBuf::new(),
             dir,
         };
-        let out = run_script("up.sh", &[cluster.dir.as_os_str()])?;
+        let out = run_script("up.sh", &[cluster.dir.as_os_str()], controllers)?;
         cluster.kubeconfig = PathBuf::from(out.trim());
         Ok(cluster)
     }
@@ -70,7 +76,7 @@ impl Cluster {
     /// Stops (`"stop"`) or starts (`"start"`) the kube-apiserver alone, on the same port; etcd
     /// and its data stay (`hack/cluster/apiserver.sh`). Blocking.
     pub fn apiserver(&self, action: &str) -> anyhow::Result<()> {
-        run_script("apiserver.sh", &[self.dir.as_os_str(), action.as_ref()])?;
+        run_script("apiserver.sh", &[self.dir.as_os_str(), action.as_ref()], "")?;
         Ok(())
     }
 
@@ -79,7 +85,7 @@ impl Cluster {
         if self.dir.as_os_str().is_empty() {
             return;
         }
-        if let Err(e) = run_script("down.sh", &[self.dir.as_os_str()]) {
+        if let Err(e) = run_script("down.sh", &[self.dir.as_os_str()], "") {
             eprintln!(
                 "error: stopping the cluster in {}: {e:#}",
                 self.dir.display()
@@ -103,12 +109,17 @@ async fn client(kubeconfig: &Path) -> anyhow::Result<kube::Client> {
 }
 
 /// Runs `hack/cluster/<script>`; its standard error (progress, failures) goes to ours.
-fn run_script(script: &str, args: &[&std::ffi::OsStr]) -> anyhow::Result<String> {
+fn run_script(
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    controllers: &str,
+) -> anyhow::Result<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("hack/cluster")
         .join(script);
     let output = Command::new(&path)
         .args(args)
+        .env("CVO_CLUSTER_CONTROLLERS", controllers)
         .stderr(std::process::Stdio::inherit())
         .output()
         .with_context(|| format!("cannot run {}", path.display()))?;

@@ -18,11 +18,13 @@
 //!   `cvo dt reconcile`.
 //! - [`operator_status`]: the ClusterOperator the controller keeps.
 //!
-//! Shell (I/O): [`executor`] (an `Outcome`'s writes against the API server).
+//! Shell (I/O): [`executor`] (an `Outcome`'s writes against the API server) and
+//! [`controller`] (watch caches, kube-runtime controllers, Events, the ClusterOperator).
 
 pub mod apiserver;
 pub mod binder;
 pub mod conditions;
+pub mod controller;
 pub mod crds;
 pub mod dns1123;
 pub mod environment;

@@ -49,8 +49,8 @@ pub struct KubernetesCredentials {
     pub api_url: String,
     /// A Secret in the target's namespace holding a kubeconfig (`kubeconfig` key).
     pub cluster_credentials_secret: String,
-    /// Required in the API (no `omitempty` upstream), so always written.
-    #[serde(rename = "allowInsecureSkipTLSVerify", default)]
+    /// Required in the API (no `omitempty` upstream), so always written and always read.
+    #[serde(rename = "allowInsecureSkipTLSVerify")]
     pub allow_insecure_skip_tls_verify: bool,
 }
 
@@ -238,6 +238,7 @@ impl Environment {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EnvironmentConfiguration {
+    /// Upstream's CRD requires it; ours does not (Go clients write `null` for an empty list).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVarPair>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,15 +278,13 @@ pub struct UnstableEnvironmentConfiguration {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EnvironmentCredentials {
-    #[serde(default)]
     pub target_namespace: String,
-    #[serde(rename = "apiURL", default)]
+    #[serde(rename = "apiURL")]
     pub api_url: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub ingress_domain: String,
-    #[serde(default)]
     pub cluster_credentials_secret: String,
-    #[serde(rename = "allowInsecureSkipTLSVerify", default)]
+    #[serde(rename = "allowInsecureSkipTLSVerify")]
     pub allow_insecure_skip_tls_verify: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub namespaces: Vec<String>,
@@ -319,7 +318,7 @@ pub struct ManagedEnvironmentSpec {
     #[serde(rename = "apiURL")]
     pub api_url: String,
     pub credentials_secret: String,
-    #[serde(rename = "allowInsecureSkipTLSVerify", default)]
+    #[serde(rename = "allowInsecureSkipTLSVerify")]
     pub allow_insecure_skip_tls_verify: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_new_service_account: bool,

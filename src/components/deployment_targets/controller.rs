@@ -1,0 +1,638 @@
+//! The kube-runtime shell of the component (`cvo controller deployment-targets`): watch
+//! caches of every kind the reconciles read, one `Controller` per reconciled kind (claims,
+//! targets, SpaceRequests, Environments) with the watch mappings of spec A.5/A.8, and for each
+//! reconcile: a [`World`] of the object's namespace from the caches, the pure reconcile, the
+//! writes executed in order, its Events recorded. It also keeps the ClusterOperator.
+//!
+//! Caches lag writes; a reconcile on a stale cache meets a conflict (409), a missing object
+//! (404) or an existing one (409) and is simply retried, as controller-runtime's are.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::{StreamExt, TryStreamExt as _};
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, PostParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::sync::watch;
+
+use super::executor::{self, WriteError};
+use super::model::{
+    Context, EventType, Kind, NamespaceProvisionerSettings, Next, Object, ObjectRef, Outcome, World,
+};
+use super::operator_status::{CLUSTER_OPERATOR, Health, next_status};
+use super::types::{
+    DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
+    GitOpsDeploymentManagedEnvironment, SpaceRequest,
+};
+use super::{binder, environment, reclaim, space_request, webhook};
+use crate::cluster::ClusterOperator;
+use crate::host::controller::{Component, ComponentError, HostHandle};
+use crate::host::webhook::{Admission, WebhookOptions};
+
+/// The component's settings, from `cvo controller deployment-targets`'s flags.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The version the ClusterOperator reports (`status.versions[name=operator]`).
+    pub version: String,
+    pub namespace_provisioner: NamespaceProvisionerSettings,
+    /// Provisioned targets get `allowInsecureSkipTLSVerify: true` (upstream's
+    /// `DEV_ONLY_IGNORE_SELFSIGNED_CERT_IN_DEPLOYMENT_TARGET`).
+    pub insecure_provisioned_targets: bool,
+    /// How often the ClusterOperator is refreshed.
+    pub status_interval: Duration,
+    /// The Environment admission webhook; `None`: not served.
+    pub webhook: Option<WebhookOptions>,
+}
+
+/// The path the API server POSTs Environment reviews to (controller-runtime's name for it).
+pub const ENVIRONMENT_WEBHOOK_PATH: &str = "/validate-appstudio-redhat-com-v1alpha1-environment";
+
+/// The Environment admission rules (spec A.8), served by the host's webhook server.
+struct EnvironmentAdmission;
+
+impl Admission for EnvironmentAdmission {
+    fn review(&self, path: &str, body: &[u8]) -> Option<Vec<u8>> {
+        if path != ENVIRONMENT_WEBHOOK_PATH {
+            return None;
+        }
+        let request = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
+        serde_json::to_vec(&webhook::review(&request)).ok()
+    }
+}
+
+/// The DeploymentTarget component, as the host runs it.
+pub struct DeploymentTargets {
+    pub settings: Settings,
+}
+
+impl Component for DeploymentTargets {
+    fn name(&self) -> &'static str {
+        "deployment-targets"
+    }
+
+    fn webhook(&self) -> Option<(WebhookOptions, Arc<dyn Admission>)> {
+        let options = self.settings.webhook.clone()?;
+        Some((options, Arc::new(EnvironmentAdmission)))
+    }
+
+    fn run(
+        self: Arc<Self>,
+        host: HostHandle,
+        stop: watch::Receiver<bool>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ComponentError>> + Send>> {
+        Box::pin(async move { run(self.settings.clone(), host, stop).await })
+    }
+}
+
+/// The watch caches every reconcile reads its World from.
+#[derive(Clone)]
+struct Caches {
+    classes: Store<DeploymentTargetClass>,
+    targets: Store<DeploymentTarget>,
+    claims: Store<DeploymentTargetClaim>,
+    environments: Store<Environment>,
+    managed: Store<GitOpsDeploymentManagedEnvironment>,
+    space_requests: Option<Store<SpaceRequest>>,
+    secrets: Store<Secret>,
+    namespaces: Store<Namespace>,
+    service_accounts: Store<ServiceAccount>,
+    role_bindings: Store<RoleBinding>,
+}
+
+impl Caches {
+    /// What a reconcile of an object in `namespace` may read: the classes and namespaces, and
+    /// every other kind in that namespace; plus what lives in the namespaces the namespace
+    /// provisioner made for claims of `namespace` (their ServiceAccounts and RoleBindings).
+    fn world(&self, namespace: &str) -> World {
+        let mut world = World::new();
+        let in_ns = |meta_ns: Option<&String>| meta_ns.map(String::as_str) == Some(namespace);
+        for c in self.classes.state() {
+            world.insert(Object::Class((*c).clone()));
+        }
+        for n in self.namespaces.state() {
+            world.insert(Object::Namespace((*n).clone()));
+        }
+        for o in self
+            .targets
+            .state()
+            .into_iter()
+            .filter(|o| in_ns(o.meta().namespace.as_ref()))
+        {
+            world.insert(Object::Target((*o).clone()));
+        }
+        for o in self
+            .claims
+            .state()
+            .into_iter()
+            .filter(|o| in_ns(o.meta().namespace.as_ref()))
+        {
+            world.insert(Object::Claim((*o).clone()));
+        }
+        for o in
+            (self.environments.state().into_iter()).filter(|o| in_ns(o.meta().namespace.as_ref()))
+        {
+            world.insert(Object::Environment((*o).clone()));
+        }
+        for o in (self.managed.state().into_iter()).filter(|o| in_ns(o.meta().namespace.as_ref())) {
+            world.insert(Object::ManagedEnvironment((*o).clone()));
+        }
+        if let Some(store) = &self.space_requests {
+            for o in (store.state().into_iter()).filter(|o| in_ns(o.meta().namespace.as_ref())) {
+                world.insert(Object::SpaceRequest((*o).clone()));
+            }
+        }
+        for o in self
+            .secrets
+            .state()
+            .into_iter()
+            .filter(|o| in_ns(o.meta().namespace.as_ref()))
+        {
+            world.insert(Object::Secret((*o).clone()));
+        }
+        // ServiceAccounts and RoleBindings are cached only in provisioned namespaces (by label).
+        for o in self.service_accounts.state() {
+            world.insert(Object::ServiceAccount((*o).clone()));
+        }
+        for o in self.role_bindings.state() {
+            world.insert(Object::RoleBinding((*o).clone()));
+        }
+        world
+    }
+}
+
+/// What every reconcile shares.
+struct Shared {
+    caches: Caches,
+    client: Client,
+    host: HostHandle,
+    recorder: Recorder,
+    settings: Settings,
+}
+
+impl Shared {
+    fn context(&self) -> Context {
+        Context {
+            now: k8s_openapi::jiff::Timestamp::now(),
+            namespace_provisioner: self.settings.namespace_provisioner.clone(),
+            insecure_provisioned_targets: self.settings.insecure_provisioned_targets,
+        }
+    }
+}
+
+/// A reconcile that could not finish; retried with backoff.
+#[derive(Debug, thiserror::Error)]
+enum ReconcileError {
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("{0}")]
+    Reported(String),
+}
+
+type Reconcile = fn(&ObjectRef, &World, &Context) -> Outcome;
+
+/// The label the namespace provisioner puts on what it makes, and that the caches of
+/// ServiceAccounts and RoleBindings select on.
+const PROVISIONED_SELECTOR: &str = super::keys::LABEL_CLAIM;
+
+async fn run(
+    settings: Settings,
+    host: HostHandle,
+    stop: watch::Receiver<bool>,
+) -> Result<(), ComponentError> {
+    let client = host.client.clone();
+    let has_space_requests = api_exists::<SpaceRequest>(&client).await;
+    let mut tasks = Vec::new();
+    let caches = Caches {
+        classes: cache(
+            Api::all(client.clone()),
+            watcher::Config::default(),
+            &mut tasks,
+        ),
+        targets: cache(
+            Api::all(client.clone()),
+            watcher::Config::default(),
+            &mut tasks,
+        ),
+        claims: cache(
+            Api::all(client.clone()),
+            watcher::Config::default(),
+            &mut tasks,
+        ),
+        environments: cache(
+            Api::all(client.clone()),
+            watcher::Config::default(),
+            &mut tasks,
+        ),
+        managed: cache(
+            Api::all(client.clone()),
+            watcher::Config::default(),
+            &mut tasks,
+        ),
+        space_requests: has_space_requests.then(|| {
+            cache(
+                Api::all(client.clone()),
+                watcher::Config::default(),
+                &mut tasks,
+            )
+        }),
+        secrets: cache(
+            Api::all(client.clone()),
+            watcher::Config::default(),
+            &mut tasks,
+        ),
+        namespaces: cache(
+            Api::all(client.clone()),
+            watcher::Config::default(),
+            &mut tasks,
+        ),
+        service_accounts: cache(
+            Api::all(client.clone()),
+            watcher::Config::default().labels(PROVISIONED_SELECTOR),
+            &mut tasks,
+        ),
+        role_bindings: cache(
+            Api::all(client.clone()),
+            watcher::Config::default().labels(PROVISIONED_SELECTOR),
+            &mut tasks,
+        ),
+    };
+    if !has_space_requests {
+        tracing::info!(
+            "SpaceRequests (toolchain.dev.openshift.com) are not served: the devsandbox provisioner is off"
+        );
+    }
+    let running = Arc::new(AtomicBool::new(false));
+    tasks.push(tokio::spawn(keep_cluster_operator(
+        client.clone(),
+        settings.clone(),
+        running.clone(),
+        stop.clone(),
+    )));
+    wait_for_caches(&caches).await;
+    host.metrics.set_synced();
+    running.store(true, Ordering::Relaxed);
+    tracing::info!("caches synced; reconciling");
+    let shared = Arc::new(Shared {
+        recorder: Recorder::new(client.clone(), host.reporter.clone()),
+        caches: caches.clone(),
+        client: client.clone(),
+        host,
+        settings,
+    });
+    let stopped = |mut stop: watch::Receiver<bool>| async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    let claims = {
+        let caches = caches.clone();
+        Controller::new(
+            Api::<DeploymentTargetClaim>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .watches(
+            Api::<DeploymentTarget>::all(client.clone()),
+            watcher::Config::default(),
+            move |dt| {
+                let world = caches.world(&dt.namespace().unwrap_or_default());
+                refs(binder::claims_for_target(&dt, &world))
+            },
+        )
+        .graceful_shutdown_on(stopped(stop.clone()))
+        .run(
+            |o, s| {
+                reconcile(
+                    o,
+                    s,
+                    Kind::DeploymentTargetClaim,
+                    "claims",
+                    binder::reconcile_claim,
+                )
+            },
+            error_policy,
+            shared.clone(),
+        )
+        .for_each(|_| async {})
+    };
+    let targets = Controller::new(
+        Api::<DeploymentTarget>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .graceful_shutdown_on(stopped(stop.clone()))
+    .run(
+        |o, s| {
+            reconcile(
+                o,
+                s,
+                Kind::DeploymentTarget,
+                "targets",
+                reclaim::reconcile_target,
+            )
+        },
+        error_policy,
+        shared.clone(),
+    )
+    .for_each(|_| async {});
+    let environments = {
+        let (c1, c2, c3) = (caches.clone(), caches.clone(), caches.clone());
+        Controller::new(
+            Api::<Environment>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .watches(
+            Api::<Secret>::all(client.clone()),
+            watcher::Config::default(),
+            move |s| {
+                let world = c1.world(&s.namespace().unwrap_or_default());
+                refs(environment::environments_for_secret(&s, &world))
+            },
+        )
+        .watches(
+            Api::<DeploymentTargetClaim>::all(client.clone()),
+            watcher::Config::default(),
+            move |c| {
+                let world = c2.world(&c.namespace().unwrap_or_default());
+                refs(environment::environments_for_claim(&c, &world))
+            },
+        )
+        .watches(
+            Api::<DeploymentTarget>::all(client.clone()),
+            watcher::Config::default(),
+            move |t| {
+                let world = c3.world(&t.namespace().unwrap_or_default());
+                refs(environment::environments_for_target(&t, &world))
+            },
+        )
+        .watches(
+            Api::<GitOpsDeploymentManagedEnvironment>::all(client.clone()),
+            watcher::Config::default(),
+            |m| refs(environment::environment_for_managed_environment(&m)),
+        )
+        .graceful_shutdown_on(stopped(stop.clone()))
+        .run(
+            |o, s| {
+                reconcile(
+                    o,
+                    s,
+                    Kind::Environment,
+                    "environments",
+                    environment::reconcile_environment,
+                )
+            },
+            error_policy,
+            shared.clone(),
+        )
+        .for_each(|_| async {})
+    };
+    let space_requests = async {
+        if has_space_requests {
+            Controller::new(
+                Api::<SpaceRequest>::all(client.clone()),
+                watcher::Config::default(),
+            )
+            .graceful_shutdown_on(stopped(stop.clone()))
+            .run(
+                |o, s| {
+                    reconcile(
+                        o,
+                        s,
+                        Kind::SpaceRequest,
+                        "spacerequests",
+                        space_request::reconcile_space_request,
+                    )
+                },
+                error_policy,
+                shared.clone(),
+            )
+            .for_each(|_| async {})
+            .await;
+        }
+    };
+    tokio::join!(claims, targets, environments, space_requests);
+    for task in tasks {
+        task.abort();
+    }
+    Ok(())
+}
+
+/// Kube-runtime object references for `refs` (all of one kind).
+fn refs<K>(refs: impl IntoIterator<Item = ObjectRef>) -> Vec<reflector::ObjectRef<K>>
+where
+    K: Resource<DynamicType = ()>,
+{
+    refs.into_iter()
+        .map(|r| reflector::ObjectRef::new(&r.name).within(&r.namespace))
+        .collect()
+}
+
+/// A watch cache of `api`, fed by a task pushed on `tasks`.
+fn cache<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Store<K>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (reader, writer) = reflector::store();
+    let stream = reflector::reflector(writer, watcher(api, config).default_backoff())
+        .applied_objects()
+        .map_err(|e| tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying"))
+        .for_each(|_| async {});
+    tasks.push(tokio::spawn(stream));
+    reader
+}
+
+async fn wait_for_caches(c: &Caches) {
+    let _ = c.classes.wait_until_ready().await;
+    let _ = c.targets.wait_until_ready().await;
+    let _ = c.claims.wait_until_ready().await;
+    let _ = c.environments.wait_until_ready().await;
+    let _ = c.managed.wait_until_ready().await;
+    if let Some(s) = &c.space_requests {
+        let _ = s.wait_until_ready().await;
+    }
+    let _ = c.secrets.wait_until_ready().await;
+    let _ = c.namespaces.wait_until_ready().await;
+    let _ = c.service_accounts.wait_until_ready().await;
+    let _ = c.role_bindings.wait_until_ready().await;
+}
+
+/// Whether the API server serves `K` (an optional CRD such as SpaceRequest).
+async fn api_exists<K>(client: &Client) -> bool
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let api: Api<K> = Api::all(client.clone());
+    !matches!(api.list(&kube::api::ListParams::default().limit(1)).await, Err(kube::Error::Api(s)) if s.code == 404)
+}
+
+/// One reconcile: the pure decision on a World of the object's namespace, then its writes
+/// and Events.
+async fn reconcile<K>(
+    object: Arc<K>,
+    shared: Arc<Shared>,
+    kind: Kind,
+    controller: &'static str,
+    decide: Reconcile,
+) -> Result<Action, ReconcileError>
+where
+    K: Resource<DynamicType = ()>,
+{
+    let started = Instant::now();
+    let namespace = object.meta().namespace.clone().unwrap_or_default();
+    let reference = ObjectRef::new(
+        kind,
+        &namespace,
+        &object.meta().name.clone().unwrap_or_default(),
+    );
+    let world = shared.caches.world(&namespace);
+    let outcome = decide(&reference, &world, &shared.context());
+    let metrics = shared.host.metrics.clone();
+    let written = executor::execute(&shared.client, &outcome.writes, |(kind, verb)| {
+        metrics.observe_write(controller, kind.as_str(), verb)
+    })
+    .await;
+    publish_events(&shared, &world, &outcome).await;
+    let result = match (written, outcome.error) {
+        (Err(e), _) if e.is_stale_read() => {
+            tracing::debug!(object = %reference, error = %e, "stale cache; retrying");
+            Ok(Action::requeue(Duration::from_millis(200)))
+        }
+        (Err(e), _) => Err(ReconcileError::Write(e)),
+        (Ok(()), Some(error)) => Err(ReconcileError::Reported(error)),
+        (Ok(()), None) => Ok(match outcome.next {
+            Next::Done => Action::await_change(),
+            Next::Requeue => Action::requeue(Duration::from_millis(200)),
+            Next::RequeueAfter(after) => Action::requeue(after),
+        }),
+    };
+    let label = match &result {
+        Ok(_) if matches!(outcome.next, Next::Done) => "success",
+        Ok(_) => "requeue",
+        Err(_) => "error",
+    };
+    if let Err(e) = &result {
+        tracing::warn!(object = %reference, error = %e, "reconcile failed");
+    }
+    shared
+        .host
+        .metrics
+        .observe_reconcile(controller, label, started.elapsed());
+    result
+}
+
+fn error_policy<K>(_object: Arc<K>, _error: &ReconcileError, _shared: Arc<Shared>) -> Action {
+    Action::requeue(Duration::from_secs(5))
+}
+
+/// Records the outcome's Events on the objects they regard (those the World knows: an
+/// Event needs the object's uid).
+async fn publish_events(shared: &Shared, world: &World, outcome: &Outcome) {
+    for event in &outcome.events {
+        let Some(object) = world.get(&event.regarding) else {
+            continue;
+        };
+        let reference = object_reference(object);
+        let kube_event = KubeEvent {
+            type_: match event.type_ {
+                EventType::Normal => KubeEventType::Normal,
+                EventType::Warning => KubeEventType::Warning,
+            },
+            reason: event.reason.clone(),
+            note: Some(event.message.clone()),
+            action: event.reason.clone(),
+            secondary: None,
+        };
+        if let Err(e) = shared.recorder.publish(&kube_event, &reference).await {
+            tracing::debug!(error = %e, object = %event.regarding, "cannot record an Event");
+        }
+    }
+}
+
+fn object_reference(object: &Object) -> ObjectReference {
+    let meta = object.meta();
+    let api_version = match object {
+        Object::Class(_) | Object::Target(_) | Object::Claim(_) | Object::Environment(_) => {
+            "appstudio.redhat.com/v1alpha1"
+        }
+        Object::ManagedEnvironment(_) => "managed-gitops.redhat.com/v1alpha1",
+        Object::SpaceRequest(_) => "toolchain.dev.openshift.com/v1alpha1",
+        Object::RoleBinding(_) => "rbac.authorization.k8s.io/v1",
+        Object::Namespace(_) | Object::ServiceAccount(_) | Object::Secret(_) => "v1",
+    };
+    ObjectReference {
+        api_version: Some(api_version.into()),
+        kind: Some(object.kind().as_str().into()),
+        name: meta.name.clone(),
+        namespace: meta.namespace.clone(),
+        uid: meta.uid.clone(),
+        resource_version: meta.resource_version.clone(),
+        field_path: None,
+    }
+}
+
+/// Keeps the ClusterOperator's status current until `stop`.
+async fn keep_cluster_operator(
+    client: Client,
+    settings: Settings,
+    running: Arc<AtomicBool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let api: Api<ClusterOperator> = Api::all(client);
+    loop {
+        let health = Health {
+            running: running.load(Ordering::Relaxed),
+            failure: None,
+        };
+        if let Err(e) = write_cluster_operator(&api, &health, &settings.version).await {
+            tracing::warn!(error = %e, name = CLUSTER_OPERATOR, "cannot update the ClusterOperator");
+        }
+        let interval = match health.running {
+            true => settings.status_interval,
+            false => Duration::from_secs(1),
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+async fn write_cluster_operator(
+    api: &Api<ClusterOperator>,
+    health: &Health,
+    version: &str,
+) -> Result<(), kube::Error> {
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let mut current = match api.get_opt(CLUSTER_OPERATOR).await? {
+        Some(co) => co,
+        None => {
+            let fresh = ClusterOperator::new(CLUSTER_OPERATOR, Default::default());
+            api.create(&PostParams::default(), &fresh).await?
+        }
+    };
+    let status = next_status(current.status.as_ref(), health, version, &now);
+    if current.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    current.status = Some(status);
+    api.replace_status(CLUSTER_OPERATOR, &PostParams::default(), &current)
+        .await
+        .map(|_| ())
+}

@@ -1,0 +1,453 @@
+//! DeploymentTarget provisioning on a real cluster: the controller (`cvo controller
+//! deployment-targets`, in-process) with the namespace provisioner, real finalizers, deletion
+//! timestamps and namespace deletion.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow, bail, ensure};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::wait::{await_condition, conditions};
+use kube::{CustomResourceExt, ResourceExt};
+use serde_json::json;
+use tokio::sync::watch;
+
+use cvo::components::deployment_targets::controller::{DeploymentTargets, Settings};
+use cvo::components::deployment_targets::keys;
+use cvo::components::deployment_targets::model::NamespaceProvisionerSettings;
+use cvo::components::deployment_targets::types::{
+    ClaimPhase, DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
+    GitOpsDeploymentManagedEnvironment, TargetPhase,
+};
+use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
+
+use super::Ctx;
+
+/// The component's CRDs and the ClusterOperator CRD, established.
+pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
+    let mut all = vec![
+        DeploymentTarget::crd(),
+        DeploymentTargetClaim::crd(),
+        DeploymentTargetClass::crd(),
+        Environment::crd(),
+        GitOpsDeploymentManagedEnvironment::crd(),
+    ];
+    all.extend(cvo::cluster::crds());
+    for crd in all {
+        let name = crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply("cvo-test").force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .with_context(|| format!("apply CRD {name}"))?;
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            await_condition(crds.clone(), &name, conditions::is_crd_established()),
+        )
+        .await
+        .with_context(|| format!("CRD {name} not established"))??;
+    }
+    Ok(())
+}
+
+/// Stops the controller when dropped, so a failed test does not leave it running.
+pub struct Running(watch::Sender<bool>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.send(true);
+    }
+}
+
+/// The controller, running in this process until the returned guard is dropped.
+async fn start_controller(ctx: &Ctx<'_>) -> anyhow::Result<Running> {
+    let config = kube::Config::from_custom_kubeconfig(
+        Kubeconfig::read_from(ctx.cluster.kubeconfig())?,
+        &KubeConfigOptions::default(),
+    )
+    .await?;
+    let settings = Settings {
+        version: "4.18.0".into(),
+        namespace_provisioner: NamespaceProvisionerSettings {
+            server: config
+                .cluster_url
+                .to_string()
+                .trim_end_matches('/')
+                .to_string(),
+            certificate_authority_data: config.root_cert.as_ref().map(|c| pem(c)),
+        },
+        insecure_provisioned_targets: false,
+        status_interval: Duration::from_secs(5),
+        webhook: None,
+    };
+    let (tx, rx) = watch::channel(false);
+    let admin = ctx.admin.clone();
+    tokio::spawn(async move {
+        let options = HostOptions {
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            lease: None,
+        };
+        let component = Arc::new(DeploymentTargets { settings });
+        if let Err(e) = run_component(
+            admin,
+            component,
+            options,
+            Arc::new(ControllerMetrics::new()),
+            rx,
+        )
+        .await
+        {
+            eprintln!("controller stopped: {e}");
+        }
+    });
+    Ok(Running(tx))
+}
+
+fn pem(certs: &[Vec<u8>]) -> String {
+    use base64::Engine as _;
+    certs
+        .iter()
+        .map(|der| {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+            let lines: Vec<&str> = (b64.as_bytes().chunks(64))
+                .map(|c| std::str::from_utf8(c).unwrap_or_default())
+                .collect();
+            format!(
+                "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+                lines.join("\n")
+            )
+        })
+        .collect()
+}
+
+/// Polls `check` every 200 ms until it gives `Some`, for at most `within`.
+async fn eventually<T, F, Fut>(what: &str, within: Duration, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let started = std::time::Instant::now();
+    let mut last = None;
+    loop {
+        match check().await {
+            Ok(Some(value)) => return Ok(value),
+            Ok(None) => {}
+            Err(e) => last = Some(e),
+        }
+        if started.elapsed() > within {
+            bail!("{what}: not within {within:?} (last error: {last:?})");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn namespace(admin: &kube::Client, name: &str) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(admin.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+    match api.create(&PostParams::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn class(
+    admin: &kube::Client,
+    name: &str,
+    provisioner: &str,
+    reclaim: &str,
+) -> anyhow::Result<()> {
+    let api: Api<DeploymentTargetClass> = Api::all(admin.clone());
+    let class: DeploymentTargetClass = serde_json::from_value(json!({
+        "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "DeploymentTargetClass",
+        "metadata": {"name": name},
+        "spec": {"provisioner": provisioner, "reclaimPolicy": reclaim}}))?;
+    api.patch(
+        name,
+        &PatchParams::apply("cvo-test").force(),
+        &Patch::Apply(&class),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn claim(
+    admin: &kube::Client,
+    ns: &str,
+    name: &str,
+    class: &str,
+    target: &str,
+) -> anyhow::Result<()> {
+    let api: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), ns);
+    let claim: DeploymentTargetClaim = serde_json::from_value(json!({
+        "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "DeploymentTargetClaim",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"deploymentTargetClassName": class, "targetName": target}}))?;
+    api.create(&PostParams::default(), &claim).await?;
+    Ok(())
+}
+
+/// The claim once it is Bound.
+async fn bound_claim(
+    admin: &kube::Client,
+    ns: &str,
+    name: &str,
+) -> anyhow::Result<DeploymentTargetClaim> {
+    let api: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), ns);
+    eventually(
+        &format!("claim {ns}/{name} Bound"),
+        Duration::from_secs(30),
+        || {
+            let api = api.clone();
+            async move {
+                let c = api.get(name).await?;
+                let phase = c.status.as_ref().and_then(|s| s.phase);
+                Ok((phase == Some(ClaimPhase::Bound)).then_some(c))
+            }
+        },
+    )
+    .await
+}
+
+/// A client that authenticates with the kubeconfig in `secret` (key `kubeconfig`).
+async fn client_from_secret(secret: &Secret) -> anyhow::Result<kube::Client> {
+    let data = secret.data.clone().unwrap_or_default();
+    let text = data
+        .get("kubeconfig")
+        .ok_or_else(|| anyhow!("secret {} has no kubeconfig key", secret.name_any()))?;
+    let kubeconfig = Kubeconfig::from_yaml(std::str::from_utf8(&text.0)?)?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+fn config_map(name: &str) -> anyhow::Result<ConfigMap> {
+    Ok(serde_json::from_value(
+        json!({"metadata": {"name": name}, "data": {"k": "v"}}),
+    )?)
+}
+
+/// Claim → provisioned namespace and target → Bound → Environment → managed environment
+/// whose kubeconfig works in the new namespace only → claim deleted → target and namespace
+/// gone (reclaim policy Delete).
+pub async fn namespace_provisioner_lifecycle(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let _controller = start_controller(ctx).await?;
+    namespace(admin, "team-a").await?;
+    class(
+        admin,
+        "isolation-level-namespace",
+        keys::PROVISIONER_NAMESPACE,
+        "Delete",
+    )
+    .await?;
+    claim(admin, "team-a", "dev", "isolation-level-namespace", "").await?;
+    let dtc = bound_claim(admin, "team-a", "dev").await?;
+    let annotations = dtc.annotations();
+    ensure!(
+        annotations
+            .get(keys::ANN_BIND_COMPLETED)
+            .map(String::as_str)
+            == Some("true"),
+        "{annotations:?}"
+    );
+    ensure!(
+        annotations
+            .get(keys::ANN_BOUND_BY_CONTROLLER)
+            .map(String::as_str)
+            == Some("true"),
+        "{annotations:?}"
+    );
+    ensure!(
+        dtc.finalizers()
+            .contains(&keys::FINALIZER_BINDER.to_string()),
+        "{:?}",
+        dtc.finalizers()
+    );
+    let targets: Api<DeploymentTarget> = Api::namespaced(admin.clone(), "team-a");
+    let dt = targets
+        .get(&dtc.spec.target_name)
+        .await
+        .context("the bound target")?;
+    ensure!(
+        dt.spec.claim_ref == "dev",
+        "claimRef {:?}",
+        dt.spec.claim_ref
+    );
+    ensure!(dt.status.as_ref().and_then(|s| s.phase) == Some(TargetPhase::Bound));
+    ensure!(
+        dt.annotations()
+            .get(keys::ANN_DYNAMICALLY_PROVISIONED)
+            .map(String::as_str)
+            == Some(keys::PROVISIONER_NAMESPACE)
+    );
+    ensure!(dt.finalizers().contains(&keys::FINALIZER_DT.to_string()));
+    let provisioned = dt.spec.kubernetes_credentials.default_namespace.clone();
+    let namespaces: Api<Namespace> = Api::all(admin.clone());
+    namespaces
+        .get(&provisioned)
+        .await
+        .context("the provisioned namespace")?;
+
+    // An Environment on the claim gets a managed environment with working credentials.
+    let environments: Api<Environment> = Api::namespaced(admin.clone(), "team-a");
+    let env: Environment = serde_json::from_value(json!({
+        "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "Environment",
+        "metadata": {"name": "development", "namespace": "team-a"},
+        "spec": {"displayName": "Development", "deploymentStrategy": "AppStudioAutomated",
+                 "configuration": {"env": [], "target": {"deploymentTargetClaim": {"claimName": "dev"}}}}}))?;
+    environments.create(&PostParams::default(), &env).await?;
+    let managed: Api<GitOpsDeploymentManagedEnvironment> = Api::namespaced(admin.clone(), "team-a");
+    let me = eventually("managed environment", Duration::from_secs(30), || {
+        let managed = managed.clone();
+        async move { Ok(managed.get_opt("managed-environment-development").await?) }
+    })
+    .await?;
+    ensure!(
+        me.spec.namespaces == vec![provisioned.clone()],
+        "{:?}",
+        me.spec
+    );
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), "team-a");
+    let secret = secrets
+        .get(&me.spec.credentials_secret)
+        .await
+        .context("the managed environment's secret")?;
+    let deployer = client_from_secret(&secret).await?;
+    let cm = config_map("deployed")?;
+    Api::<ConfigMap>::namespaced(deployer.clone(), &provisioned)
+        .create(&PostParams::default(), &cm)
+        .await
+        .context("the target's credentials create a ConfigMap in the provisioned namespace")?;
+    match Api::<ConfigMap>::namespaced(deployer, "team-a")
+        .create(&PostParams::default(), &cm)
+        .await
+    {
+        Err(kube::Error::Api(s)) if s.code == 403 => {}
+        other => {
+            bail!("the target's credentials must be refused outside their namespace: {other:?}")
+        }
+    }
+
+    // Deleting the claim deletes the target and the namespace (reclaim policy Delete).
+    let claims: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), "team-a");
+    claims.delete("dev", &DeleteParams::default()).await?;
+    let dt_name = dt.name_any();
+    eventually(
+        "claim, target and namespace gone",
+        Duration::from_secs(60),
+        || {
+            let (claims, targets, namespaces, dt_name, ns) = (
+                claims.clone(),
+                targets.clone(),
+                namespaces.clone(),
+                dt_name.clone(),
+                provisioned.clone(),
+            );
+            async move {
+                let gone = claims.get_opt("dev").await?.is_none()
+                    && targets.get_opt(&dt_name).await?.is_none()
+                    && namespaces.get_opt(&ns).await?.is_none();
+                Ok(gone.then_some(()))
+            }
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// With reclaim policy Retain, deleting the claim leaves the target `Released`, its claimRef
+/// cleared, and its namespace in place.
+pub async fn retain_keeps_a_released_target(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let _controller = start_controller(ctx).await?;
+    namespace(admin, "team-b").await?;
+    class(
+        admin,
+        "namespace-retained",
+        keys::PROVISIONER_NAMESPACE,
+        "Retain",
+    )
+    .await?;
+    claim(admin, "team-b", "keep", "namespace-retained", "").await?;
+    let dtc = bound_claim(admin, "team-b", "keep").await?;
+    let targets: Api<DeploymentTarget> = Api::namespaced(admin.clone(), "team-b");
+    let dt_name = dtc.spec.target_name.clone();
+    let provisioned = targets
+        .get(&dt_name)
+        .await?
+        .spec
+        .kubernetes_credentials
+        .default_namespace;
+    let claims: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), "team-b");
+    claims.delete("keep", &DeleteParams::default()).await?;
+    let dt = eventually("target Released", Duration::from_secs(30), || {
+        let (targets, dt_name) = (targets.clone(), dt_name.clone());
+        async move {
+            let dt = targets.get(&dt_name).await?;
+            Ok(
+                (dt.status.as_ref().and_then(|s| s.phase) == Some(TargetPhase::Released))
+                    .then_some(dt),
+            )
+        }
+    })
+    .await?;
+    ensure!(
+        dt.spec.claim_ref.is_empty(),
+        "claimRef {:?}",
+        dt.spec.claim_ref
+    );
+    ensure!(claims.get_opt("keep").await?.is_none(), "the claim is gone");
+    Api::<Namespace>::all(admin.clone())
+        .get(&provisioned)
+        .await
+        .context("the retained namespace")?;
+    Ok(())
+}
+
+/// A claim naming a target another claim holds stays Pending with upstream's message.
+pub async fn conflicting_claim_gets_the_message(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let _controller = start_controller(ctx).await?;
+    namespace(admin, "team-c").await?;
+    class(admin, "byo", "example.com/none", "Retain").await?;
+    let targets: Api<DeploymentTarget> = Api::namespaced(admin.clone(), "team-c");
+    let dt: DeploymentTarget = serde_json::from_value(json!({
+        "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "DeploymentTarget",
+        "metadata": {"name": "prod", "namespace": "team-c"},
+        "spec": {"deploymentTargetClassName": "byo", "claimRef": "owner",
+                 "kubernetesCredentials": {"defaultNamespace": "prod", "apiURL": "https://example.com:6443",
+                                           "clusterCredentialsSecret": "prod-kubeconfig",
+                                           "allowInsecureSkipTLSVerify": false}}}))?;
+    // The claim first: a target whose claimRef names a claim that does not exist (yet) has
+    // it cleared under Retain (spec A.7), as upstream's reclaimer does.
+    claim(admin, "team-c", "owner", "byo", "").await?;
+    targets.create(&PostParams::default(), &dt).await?;
+    bound_claim(admin, "team-c", "owner").await?;
+    claim(admin, "team-c", "thief", "byo", "prod").await?;
+    let claims: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), "team-c");
+    let thief = eventually("the conflict condition", Duration::from_secs(30), || {
+        let claims = claims.clone();
+        async move {
+            let c = claims.get("thief").await?;
+            let has = (c.status.iter().flat_map(|s| s.conditions.iter())).any(|c| {
+                c.type_ == keys::CONDITION_ERROR_OCCURRED
+                    && c.message == "DeploymentTargetClaim wants to claim a DeploymentTarget that is already claimed"
+            });
+            match has {
+                true => Ok(Some(c)),
+                false => Err(anyhow!("status {:?}", c.status)),
+            }
+        }
+    })
+    .await?;
+    ensure!(thief.status.as_ref().and_then(|s| s.phase) == Some(ClaimPhase::Pending));
+    Ok(())
+}
