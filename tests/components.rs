@@ -40,6 +40,11 @@ const TESTS: &[(&str, TestFn)] = &[
     ("dt_conflicting_claim_gets_the_message", |c| {
         Box::pin(deployment_targets::conflicting_claim_gets_the_message(c))
     }),
+    ("dt_environment_webhook_refuses_and_admits", |c| {
+        Box::pin(deployment_targets::environment_webhook_refuses_and_admits(
+            c,
+        ))
+    }),
 ];
 
 fn main() -> ExitCode {

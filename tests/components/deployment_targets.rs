@@ -24,6 +24,8 @@ use cvo::components::deployment_targets::types::{
     GitOpsDeploymentManagedEnvironment, TargetPhase,
 };
 use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
+use cvo::host::webhook::WebhookOptions;
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 
 use super::Ctx;
 
@@ -68,6 +70,14 @@ impl Drop for Running {
 
 /// The controller, running in this process until the returned guard is dropped.
 async fn start_controller(ctx: &Ctx<'_>) -> anyhow::Result<Running> {
+    start_controller_with(ctx, None).await
+}
+
+/// The controller, serving the Environment webhook with `webhook`.
+async fn start_controller_with(
+    ctx: &Ctx<'_>,
+    webhook: Option<WebhookOptions>,
+) -> anyhow::Result<Running> {
     let config = kube::Config::from_custom_kubeconfig(
         Kubeconfig::read_from(ctx.cluster.kubeconfig())?,
         &KubeConfigOptions::default(),
@@ -85,7 +95,7 @@ async fn start_controller(ctx: &Ctx<'_>) -> anyhow::Result<Running> {
         },
         insecure_provisioned_targets: false,
         status_interval: Duration::from_secs(5),
-        webhook: None,
+        webhook,
     };
     let (tx, rx) = watch::channel(false);
     let admin = ctx.admin.clone();
@@ -449,5 +459,84 @@ pub async fn conflicting_claim_gets_the_message(ctx: &Ctx<'_>) -> anyhow::Result
     })
     .await?;
     ensure!(thief.status.as_ref().and_then(|s| s.phase) == Some(ClaimPhase::Pending));
+    Ok(())
+}
+
+/// The Environment admission webhook over TLS: the controller makes its certificate, injects
+/// the CA into the ValidatingWebhookConfiguration, and the API server then refuses an
+/// Environment that breaks upstream's rules with upstream's message and admits a valid one.
+pub async fn environment_webhook_refuses_and_admits(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let configuration = "deployment-targets.appstudio.redhat.com";
+    let webhooks: Api<ValidatingWebhookConfiguration> = Api::all(admin.clone());
+    // Only in the test's namespace, so that other tests' Environments never meet it.
+    let vwc: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": configuration},
+        "webhooks": [{
+            "name": "venvironment.kb.io",
+            "clientConfig": {"url": format!("https://127.0.0.1:{port}{}",
+                cvo::components::deployment_targets::controller::ENVIRONMENT_WEBHOOK_PATH)},
+            "rules": [{"apiGroups": ["appstudio.redhat.com"], "apiVersions": ["v1alpha1"],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["environments"]}],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "team-w"}},
+            "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]}]}))?;
+    webhooks.create(&PostParams::default(), &vwc).await?;
+    namespace(admin, "team-w").await?;
+    namespace(admin, "cvo-deployment-targets").await?;
+    let options = WebhookOptions {
+        listen: format!("127.0.0.1:{port}").parse()?,
+        namespace: "cvo-deployment-targets".into(),
+        secret: "deployment-targets-webhook-serving-cert".into(),
+        names: vec!["127.0.0.1".into()],
+        configuration: configuration.into(),
+    };
+    let _controller = start_controller_with(ctx, Some(options)).await?;
+    eventually("the CA bundle injected", Duration::from_secs(30), || {
+        let webhooks = webhooks.clone();
+        async move {
+            let v = webhooks.get(configuration).await?;
+            let injected = (v.webhooks.iter().flatten()).all(|w| {
+                w.client_config
+                    .ca_bundle
+                    .as_ref()
+                    .is_some_and(|b| !b.0.is_empty())
+            });
+            Ok(injected.then_some(()))
+        }
+    })
+    .await?;
+    let environments: Api<Environment> = Api::namespaced(admin.clone(), "team-w");
+    let environment = |name: &str, ingress: &str| -> anyhow::Result<Environment> {
+        Ok(serde_json::from_value(json!({
+            "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "Environment",
+            "metadata": {"name": name, "namespace": "team-w"},
+            "spec": {"displayName": name, "deploymentStrategy": "Manual",
+                     "unstableConfigurationFields": {"clusterType": "Kubernetes",
+                         "kubernetesCredentials": {"targetNamespace": "apps", "apiURL": "https://api.example.com:6443",
+                             "ingressDomain": ingress, "clusterCredentialsSecret": "creds",
+                             "allowInsecureSkipTLSVerify": false}}}}))?)
+    };
+    let refused = environments
+        .create(&PostParams::default(), &environment("no-ingress", "")?)
+        .await;
+    match refused {
+        Err(kube::Error::Api(s))
+            if s.message
+                .contains("ingress domain cannot be empty if cluster is of type Kubernetes") => {}
+        other => bail!("the webhook must refuse an Environment without ingressDomain: {other:?}"),
+    }
+    environments
+        .create(
+            &PostParams::default(),
+            &environment("good", "apps.example.com")?,
+        )
+        .await
+        .context("a valid Environment is admitted")?;
+    webhooks
+        .delete(configuration, &DeleteParams::default())
+        .await?;
     Ok(())
 }
