@@ -923,3 +923,144 @@ pub async fn start_creates_or_explains_the_lease_namespace(ctx: &Ctx<'_>) -> any
     );
     Ok(())
 }
+
+/// The DeploymentTarget component of the bundled payload through `cvo start`: absent while its
+/// capability is off; enabling it installs it, and its controller, run as the component's own
+/// ServiceAccount with the payload's RBAC, brings its ClusterOperator up so the pass completes;
+/// disabling it afterwards keeps it, with upstream's condition.
+pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use cvo::components::deployment_targets::controller::{DeploymentTargets, Settings};
+    use cvo::components::deployment_targets::model::NamespaceProvisionerSettings;
+    use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
+    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    const COMPONENT: &str = "DeploymentTargets";
+    const NAMESPACE: &str = "cvo-deployment-targets";
+
+    let api = reset_cluster_version(ctx).await?;
+    let mut options = options()?;
+    options.once = true;
+    mark_healthy(ctx, &options.payload, "etcd").await?;
+    let co: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    api.create(
+        &PostParams::default(),
+        &ClusterVersion::new("version", spec(&[])),
+    )
+    .await?;
+    let mut state = SyncState::default();
+    clean_pass(&ctx.admin, &options, &mut state).await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(ctx.admin.clone());
+    let namespaces: Api<Namespace> = Api::all(ctx.admin.clone());
+    ensure!(
+        crds.get_opt("deploymenttargets.appstudio.redhat.com")
+            .await?
+            .is_none()
+    );
+    ensure!(namespaces.get_opt(NAMESPACE).await?.is_none());
+    ensure!(co.get_opt("deployment-targets").await?.is_none());
+
+    let set_spec = |additional: &'static [&'static str]| {
+        let api = api.clone();
+        async move {
+            let patch = json!({"spec": {"capabilities": {"baselineCapabilitySet": "None",
+                                        "additionalEnabledCapabilities": additional}}});
+            api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+        }
+    };
+    set_spec(&[COMPONENT]).await?;
+    // Its controller does not run yet: the pass installs everything up to the ClusterOperator,
+    // then waits on it.
+    let pass = sync_once(&ctx.admin, &options, &mut state).await?;
+    let reasons: Vec<_> = pass.report.errors.iter().map(|e| &e.reason).collect();
+    ensure!(
+        reasons == ["ClusterOperatorNotAvailable"],
+        "{:#?}",
+        pass.report.errors
+    );
+    ensure!(
+        crds.get_opt("deploymenttargets.appstudio.redhat.com")
+            .await?
+            .is_some()
+    );
+
+    // The controller as the payload's ServiceAccount: the payload's RBAC is all it has.
+    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), NAMESPACE);
+    let client = token_client(ctx, &accounts, "deployment-targets").await?;
+    let settings = Settings {
+        version: "0.0.1-snapshot".into(),
+        namespace_provisioner: NamespaceProvisionerSettings {
+            server: "https://kubernetes.default.svc".into(),
+            certificate_authority_data: None,
+        },
+        insecure_provisioned_targets: false,
+        status_interval: Duration::from_secs(2),
+        webhook: None,
+    };
+    let host = HostOptions {
+        listen: "127.0.0.1:0".parse()?,
+        lease: Some(LeaseConfig::named(
+            NAMESPACE,
+            "deployment-targets",
+            "test-replica",
+        )),
+    };
+    let metrics = Arc::new(ControllerMetrics::new());
+    let (stop, stopped) = watch::channel(false);
+    let controller = tokio::spawn(run_component(
+        client,
+        Arc::new(DeploymentTargets { settings }),
+        host,
+        metrics.clone(),
+        stopped,
+    ));
+    wait_for_available(&co, "deployment-targets").await?;
+    clean_pass(&ctx.admin, &options, &mut state).await?;
+    let s = status(ctx).await?;
+    let enabled = s
+        .capabilities
+        .clone()
+        .unwrap_or_default()
+        .enabled_capabilities;
+    ensure!(enabled.contains(&Capability::new(COMPONENT)), "{enabled:?}");
+
+    // Disabling keeps it (a fresh operator reads the prior capabilities from the status).
+    set_spec(&[]).await?;
+    run(&ctx.admin, &options, watch::channel(false).1).await?;
+    ensure!(
+        crds.get_opt("deploymenttargets.appstudio.redhat.com")
+            .await?
+            .is_some()
+    );
+    let s = status(ctx).await?;
+    check_condition(
+        &s,
+        "ImplicitlyEnabledCapabilities",
+        (
+            "True",
+            "The following capabilities could not be disabled: DeploymentTargets",
+        ),
+    )?;
+    let _ = stop.send(true);
+    match tokio::time::timeout(Duration::from_secs(30), controller).await {
+        Ok(Ok(Ok(()))) => {}
+        other => anyhow::bail!("the controller did not stop cleanly: {other:?}"),
+    }
+    ensure!(metrics.reconciles("claims", "error") == 0);
+    Ok(())
+}
+
+/// Waits until the ClusterOperator `name` is Available=True.
+async fn wait_for_available(co: &Api<ClusterOperator>, name: &str) -> anyhow::Result<()> {
+    for _ in 0..150 {
+        if let Some(op) = co.get_opt(name).await? {
+            let available = (op.status.iter().flat_map(|s| s.conditions.iter()))
+                .any(|c| c.type_ == "Available" && c.status == "True");
+            if available {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    anyhow::bail!("ClusterOperator {name} did not become Available")
+}
