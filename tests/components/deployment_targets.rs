@@ -300,6 +300,24 @@ pub async fn namespace_provisioner_lifecycle(ctx: &Ctx<'_>) -> anyhow::Result<()
     );
     ensure!(dt.finalizers().contains(&keys::FINALIZER_DT.to_string()));
     let provisioned = dt.spec.kubernetes_credentials.default_namespace.clone();
+    // The binder's Events reach the claim (events.k8s.io/v1, reporting controller cvo-...).
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(admin.clone(), "team-a");
+    let reasons = eventually("Events on the claim", Duration::from_secs(10), || {
+        let events = events.clone();
+        async move {
+            let reasons: Vec<String> = (events.list(&Default::default()).await?.items.into_iter())
+                .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("dev"))
+                .filter(|e| e.reporting_controller.as_deref() == Some("cvo-deployment-targets"))
+                .filter_map(|e| e.reason)
+                .collect();
+            Ok(reasons.iter().any(|r| r == "Bound").then_some(reasons))
+        }
+    })
+    .await?;
+    ensure!(
+        reasons.iter().any(|r| r == "ProvisioningRequested"),
+        "{reasons:?}"
+    );
     let namespaces: Api<Namespace> = Api::all(admin.clone());
     namespaces
         .get(&provisioned)
