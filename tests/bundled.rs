@@ -284,31 +284,35 @@ fn the_shipped_controller_deployment_runs_cvo_controller() {
     assert_eq!(security["capabilities"]["drop"], serde_json::json!(["ALL"]));
 }
 
-/// The operator Deployment the payload ships must start: its arguments are `cvo`'s own.
+/// The Deployments the payload ships that run `cvo` must start: their arguments are `cvo`'s
+/// own (the operator's `start`, the component's `controller deployment-targets`).
 #[test]
-fn the_shipped_operator_deployment_runs_cvo_start() {
+fn the_shipped_deployments_run_cvo_commands() {
     use clap::Parser as _;
     let payload = bundled();
-    let deployment = payload
-        .manifests
-        .iter()
-        .find(|m| m.id.kind == "Deployment" && m.id.name == "cluster-version-operator")
-        .expect("the bundled payload ships the operator Deployment");
-    let object = deployment.object();
-    let args: Vec<String> = object
-        .pointer("/spec/template/spec/containers/0/args")
-        .and_then(|a| a.as_array())
-        .expect("container args")
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(args[0], "start");
-    let parsed = cvo::cli::Cli::try_parse_from(std::iter::once("cvo".to_string()).chain(args));
-    assert!(
-        parsed.is_ok(),
-        "{}",
-        parsed.err().map(|e| e.to_string()).unwrap_or_default()
-    );
+    for (name, command) in [
+        ("cluster-version-operator", "start"),
+        ("deployment-targets", "controller"),
+    ] {
+        let deployment = (payload.manifests.iter())
+            .find(|m| m.id.kind == "Deployment" && m.id.name == name)
+            .unwrap_or_else(|| panic!("the bundled payload ships the Deployment {name}"));
+        let object = deployment.object();
+        let args: Vec<String> = object
+            .pointer("/spec/template/spec/containers/0/args")
+            .and_then(|a| a.as_array())
+            .expect("container args")
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(args[0], command);
+        let parsed = cvo::cli::Cli::try_parse_from(std::iter::once("cvo".to_string()).chain(args));
+        assert!(
+            parsed.is_ok(),
+            "{name}: {}",
+            parsed.err().map(|e| e.to_string()).unwrap_or_default()
+        );
+    }
 }
 
 /// payloads/README.md describes the bundled payload: its table lists every file with its number
