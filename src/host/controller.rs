@@ -215,6 +215,10 @@ async fn lead<C: Component>(
             finished = &mut work => return finished_result(name, finished),
             _ = shutdown.changed() => break false,
             changed = leader.changed() => {
+                // On shutdown the elector steps down too: that is not a lost Lease.
+                if *shutdown.borrow() {
+                    break false;
+                }
                 if changed.is_err() || !*leader.borrow() {
                     break true;
                 }

@@ -208,7 +208,13 @@ pub async fn start_installs_with_baseline_none(ctx: &Ctx<'_>) -> anyhow::Result<
     );
     let caps = s.capabilities.clone().context("no status.capabilities")?;
     ensure!(caps.enabled_capabilities.is_empty(), "{caps:?}");
-    ensure!(caps.known_capabilities.len() == 17, "{caps:?}");
+    // openshift/api's 17, and the DeploymentTargets capability the bundled payload declares.
+    ensure!(caps.known_capabilities.len() == 18, "{caps:?}");
+    ensure!(
+        caps.known_capabilities
+            .contains(&Capability::new("DeploymentTargets")),
+        "{caps:?}"
+    );
     let mut sorted = caps.known_capabilities.clone();
     sorted.sort();
     ensure!(sorted == caps.known_capabilities, "not byte-sorted");
@@ -467,7 +473,8 @@ pub async fn start_serves_metrics_and_readyz(ctx: &Ctx<'_>) -> anyhow::Result<()
     let capabilities: Vec<_> = (text.lines())
         .filter(|l| l.starts_with("cluster_version_capability{"))
         .collect();
-    ensure!(capabilities.len() == 17, "{capabilities:#?}");
+    // openshift/api's 17 and the payload's DeploymentTargets.
+    ensure!(capabilities.len() == 18, "{capabilities:#?}");
     ensure!(
         capabilities
             .iter()
