@@ -54,6 +54,7 @@ const PURE: &[&str] = &[
     "src/components/deployment_targets/space_request.rs",
     "src/components/deployment_targets/apiserver.rs",
     "src/components/deployment_targets/offline.rs",
+    "src/components/deployment_targets/load.rs",
 ];
 
 /// What a pure file may not name outside its tests.

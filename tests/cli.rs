@@ -1137,6 +1137,7 @@ fn every_output_flag_is_described_in_help() {
         &["crds"],
         &["validate"],
         &["payload", "info"],
+        &["dt", "reconcile"],
     ] {
         let help = stdout(cvo().args(command).arg("--help"));
         let line = help
@@ -1232,6 +1233,7 @@ fn help_is_laid_out_alike_and_image_flags_only_where_images_are_read() {
         &["payload", "pull"],
         &["payload", "push"],
         &["payload", "info"],
+        &["dt", "reconcile"],
     ];
     for command in commands {
         let help = stdout(cvo().args(*command).arg("--help"));
@@ -1243,7 +1245,7 @@ fn help_is_laid_out_alike_and_image_flags_only_where_images_are_read() {
             bare, None,
             "{command:?}: a flag without its description beside it"
         );
-        let reads_images = !matches!(command[0], "capabilities" | "crds");
+        let reads_images = !matches!(command[0], "capabilities" | "crds" | "dt");
         assert_eq!(
             help.contains("Release images and registries:\n      --cache-dir"),
             reads_images,

@@ -17,6 +17,8 @@ mod connect;
 mod controller;
 #[cfg(feature = "cluster")]
 mod crds;
+#[cfg(feature = "cluster")]
+mod dt;
 mod graph;
 mod inclusion;
 mod payload_commands;
@@ -50,7 +52,7 @@ use crate::payload::{LoadError, LoadOptions, Payload, PayloadSource, read_input}
 #[cfg_attr(
     not(feature = "cluster"),
     command(
-        after_help = "This cvo was built without the `cluster` feature: the apply, start and crds \
+        after_help = "This cvo was built without the `cluster` feature: the apply, start, crds, controller and dt \
                           commands are left out. Build with default features to have them."
     )
 )]
@@ -211,6 +213,9 @@ pub enum Command {
     /// /metrics, /healthz, /readyz and Kubernetes Events, until interrupted.
     #[cfg(feature = "cluster")]
     Controller(controller::ControllerGroup),
+    /// DeploymentTargets, claims and classes: `dt reconcile` runs their controllers offline.
+    #[cfg(feature = "cluster")]
+    Dt(dt::DtGroup),
 }
 
 impl Command {
@@ -230,7 +235,7 @@ impl Command {
             Command::Payload(a) => Some(a.images()),
             Command::Capabilities(_) => None,
             #[cfg(feature = "cluster")]
-            Command::Crds(_) | Command::Controller(_) => None,
+            Command::Crds(_) | Command::Controller(_) | Command::Dt(_) => None,
         }
     }
 }
@@ -306,6 +311,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Start(args) => start::start(args, &settings),
         #[cfg(feature = "cluster")]
         Command::Controller(args) => controller::controller(args),
+        #[cfg(feature = "cluster")]
+        Command::Dt(group) => dt::dt(group),
     };
     match result {
         Ok(code) => code,
@@ -340,6 +347,10 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Render(_) | Command::Hash(_) => false,
         #[cfg(feature = "cluster")]
         Command::Start(_) | Command::Controller(_) => false,
+        #[cfg(feature = "cluster")]
+        Command::Dt(group) => match &group.command {
+            dt::DtCommand::Reconcile(a) => machine(&a.output),
+        },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {
         OutputMode::Quiet

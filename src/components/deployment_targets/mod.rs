@@ -15,7 +15,7 @@
 //! - [`webhook`]: the Environment admission rules and the AdmissionReview exchange, with
 //!   [`dns1123`] (Kubernetes' name rules) and [`request_uri`] (Go's `url.ParseRequestURI`).
 //! - [`apiserver`]: API-server semantics over a `World`; [`offline`]: the fixpoint loop of
-//!   `cvo dt reconcile`.
+//!   `cvo dt reconcile`; [`load`]: its input, a YAML stream of objects.
 //! - [`operator_status`]: the ClusterOperator the controller keeps.
 //!
 //! Shell (I/O): [`executor`] (an `Outcome`'s writes against the API server) and
@@ -30,6 +30,7 @@ pub mod dns1123;
 pub mod environment;
 pub mod executor;
 pub mod keys;
+pub mod load;
 pub mod matching;
 pub mod meta;
 pub mod model;
