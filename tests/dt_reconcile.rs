@@ -455,3 +455,45 @@ fn yaml_output_is_a_stream_of_the_objects() {
     );
     assert_eq!(text.matches("\n---\n").count(), 3);
 }
+
+/// Environments run offline too: one on a bound claim gets its managed environment and a copy
+/// of the credentials; one on a missing claim fails the run with upstream's reason and message.
+#[test]
+fn an_environment_on_a_provisioned_claim_gets_its_managed_environment() {
+    let (code, json) = reconcile("testdata/dt/environment.yaml", None, &[]);
+    assert_eq!(code, 1, "the orphan Environment has an error: {json:#}");
+    assert_eq!(json["converged"], true);
+    let managed = get(
+        &json,
+        "GitOpsDeploymentManagedEnvironment",
+        "managed-environment-development",
+    );
+    assert_eq!(
+        managed["spec"]["namespaces"],
+        serde_json::json!(["team-a--dev"])
+    );
+    assert_eq!(
+        managed["spec"]["credentialsSecret"],
+        "managed-environment-secret-development"
+    );
+    let copy = get(&json, "Secret", "managed-environment-secret-development");
+    assert_eq!(
+        copy["type"],
+        "managed-gitops.redhat.com/managed-environment"
+    );
+    let reconciled = (get(&json, "Environment", "development")["status"]["conditions"].as_array())
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Reconciled").cloned());
+    // No error was ever set, so there is nothing to resolve: upstream writes no condition.
+    assert!(
+        reconciled.as_ref().is_none_or(|c| c["status"] == "True"),
+        "{reconciled:?}"
+    );
+    let errors = json["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0]["kind"], "Environment");
+    assert_eq!(errors[0]["name"], "orphan");
+    assert_eq!(
+        errors[0]["message"],
+        "DeploymentTargetClaim not found while generating the desired Environment resource"
+    );
+}

@@ -35,7 +35,7 @@ use super::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
     GitOpsDeploymentManagedEnvironment, SpaceRequest,
 };
-use super::{binder, environment, reclaim, space_request, webhook};
+use super::{binder, environment, provisioner, reclaim, space_request, webhook};
 use crate::cluster::ClusterOperator;
 use crate::host::controller::{Component, ComponentError, HostHandle};
 use crate::host::webhook::{Admission, WebhookOptions};
@@ -323,25 +323,55 @@ async fn run(
         )
         .for_each(|_| async {})
     };
-    let targets = Controller::new(
-        Api::<DeploymentTarget>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .graceful_shutdown_on(stopped(stop.clone()))
-    .run(
-        |o, s| {
-            reconcile(
-                o,
-                s,
-                Kind::DeploymentTarget,
-                "targets",
-                reclaim::reconcile_target,
-            )
-        },
-        error_policy,
-        shared.clone(),
-    )
-    .for_each(|_| async {});
+    let mut targets = {
+        // A target being deprovisioned hears when its namespace goes (labels name it).
+        let caches = caches.clone();
+        Controller::new(
+            Api::<DeploymentTarget>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .watches(
+            Api::<Namespace>::all(client.clone()),
+            watcher::Config::default().labels(PROVISIONED_SELECTOR),
+            move |n| {
+                let claim_ns = (n.labels())
+                    .get(provisioner::namespace::LABEL_CLAIM_NAMESPACE)
+                    .cloned()
+                    .unwrap_or_default();
+                refs(provisioner::namespace::targets_for_namespace(
+                    &n,
+                    &caches.world(&claim_ns),
+                ))
+            },
+        )
+    };
+    if has_space_requests {
+        let caches = caches.clone();
+        targets = targets.watches(
+            Api::<SpaceRequest>::all(client.clone()),
+            watcher::Config::default(),
+            move |sr| {
+                let world = caches.world(&sr.namespace().unwrap_or_default());
+                refs(space_request::targets_for_space_request(&sr, &world))
+            },
+        );
+    }
+    let targets = targets
+        .graceful_shutdown_on(stopped(stop.clone()))
+        .run(
+            |o, s| {
+                reconcile(
+                    o,
+                    s,
+                    Kind::DeploymentTarget,
+                    "targets",
+                    reclaim::reconcile_target,
+                )
+            },
+            error_policy,
+            shared.clone(),
+        )
+        .for_each(|_| async {});
     let environments = {
         let (c1, c2, c3) = (caches.clone(), caches.clone(), caches.clone());
         Controller::new(

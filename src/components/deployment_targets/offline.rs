@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::model::{Context, Kind, Object, ObjectRef, Outcome, World, Write};
-use super::{binder, reclaim, space_request};
+use super::{binder, environment, reclaim, space_request};
 
 /// A reconcile function, as every controller of the component has one.
 pub type Reconcile = fn(&ObjectRef, &World, &Context) -> Outcome;
@@ -21,7 +21,7 @@ pub type Reconcile = fn(&ObjectRef, &World, &Context) -> Outcome;
 pub const RECONCILERS: &[(Kind, Reconcile)] = &[
     (Kind::DeploymentTarget, reclaim::reconcile_target),
     (Kind::DeploymentTargetClaim, binder::reconcile_claim),
-    // ENVIRONMENT: (Kind::Environment, super::environment::reconcile_environment) goes here.
+    (Kind::Environment, environment::reconcile_environment),
     (Kind::SpaceRequest, space_request::reconcile_space_request),
 ];
 
@@ -135,6 +135,7 @@ fn error_condition(world: &World, reference: &ObjectRef) -> Option<String> {
     let conditions = match world.get(reference)? {
         Object::Target(t) => &t.status.as_ref()?.conditions,
         Object::Claim(c) => &c.status.as_ref()?.conditions,
+        Object::Environment(e) => &e.status.as_ref()?.conditions,
         _ => return None,
     };
     (conditions.iter())
