@@ -40,6 +40,9 @@ const TESTS: &[(&str, TestFn)] = &[
     ("dt_conflicting_claim_gets_the_message", |c| {
         Box::pin(deployment_targets::conflicting_claim_gets_the_message(c))
     }),
+    ("dt_devsandbox_space_request_becomes_a_bound_target", |c| {
+        Box::pin(deployment_targets::devsandbox_space_request_becomes_a_bound_target(c))
+    }),
     ("dt_environment_webhook_refuses_and_admits", |c| {
         Box::pin(deployment_targets::environment_webhook_refuses_and_admits(
             c,
@@ -48,6 +51,13 @@ const TESTS: &[(&str, TestFn)] = &[
 ];
 
 fn main() -> ExitCode {
+    // CVO_TEST_LOG=cvo=debug shows the in-process controllers' logs.
+    if let Ok(filter) = std::env::var("CVO_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let started = Instant::now();
     let mut cluster = match Cluster::start_with_controllers(
         "namespace,garbagecollector,clusterrole-aggregation",

@@ -21,7 +21,7 @@ use cvo::components::deployment_targets::keys;
 use cvo::components::deployment_targets::model::NamespaceProvisionerSettings;
 use cvo::components::deployment_targets::types::{
     ClaimPhase, DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
-    GitOpsDeploymentManagedEnvironment, TargetPhase,
+    GitOpsDeploymentManagedEnvironment, SpaceRequest, TargetPhase,
 };
 use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
 use cvo::host::webhook::WebhookOptions;
@@ -38,6 +38,8 @@ pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
         DeploymentTargetClass::crd(),
         Environment::crd(),
         GitOpsDeploymentManagedEnvironment::crd(),
+        // Not shipped (codeready-toolchain owns it): installed so the devsandbox flavour runs.
+        SpaceRequest::crd(),
     ];
     all.extend(cvo::cluster::crds());
     for crd in all {
@@ -217,9 +219,15 @@ async fn bound_claim(
         || {
             let api = api.clone();
             async move {
+                // Bound, and bind-complete: the binder writes that annotation last.
                 let c = api.get(name).await?;
                 let phase = c.status.as_ref().and_then(|s| s.phase);
-                Ok((phase == Some(ClaimPhase::Bound)).then_some(c))
+                let complete = c
+                    .annotations()
+                    .get(keys::ANN_BIND_COMPLETED)
+                    .map(String::as_str)
+                    == Some("true");
+                Ok((phase == Some(ClaimPhase::Bound) && complete).then_some(c))
             }
         },
     )
@@ -420,10 +428,10 @@ pub async fn retain_keeps_a_released_target(ctx: &Ctx<'_>) -> anyhow::Result<()>
         let (targets, dt_name) = (targets.clone(), dt_name.clone());
         async move {
             let dt = targets.get(&dt_name).await?;
-            Ok(
-                (dt.status.as_ref().and_then(|s| s.phase) == Some(TargetPhase::Released))
-                    .then_some(dt),
-            )
+            match dt.status.as_ref().and_then(|s| s.phase) == Some(TargetPhase::Released) {
+                true => Ok(Some(dt)),
+                false => Err(anyhow!("{:?} {:?}", dt.spec, dt.status)),
+            }
         }
     })
     .await?;
@@ -557,4 +565,87 @@ pub async fn environment_webhook_refuses_and_admits(ctx: &Ctx<'_>) -> anyhow::Re
         .delete(configuration, &DeleteParams::default())
         .await?;
     Ok(())
+}
+
+/// The devsandbox flavour: a claim of a devsandbox class gets a SpaceRequest; once the test
+/// (playing codeready-toolchain) makes it Ready with a namespace and a secret, the controller
+/// makes the target `<claim>-dt` from it and the claim binds.
+pub async fn devsandbox_space_request_becomes_a_bound_target(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let _controller = start_controller(ctx).await?;
+    namespace(admin, "team-s").await?;
+    class(admin, "sandbox", keys::PROVISIONER_DEVSANDBOX, "Delete").await?;
+    claim(admin, "team-s", "stage", "sandbox", "").await?;
+    let requests: Api<SpaceRequest> = Api::namespaced(admin.clone(), "team-s");
+    let request = eventually(
+        "a SpaceRequest for the claim",
+        Duration::from_secs(30),
+        || {
+            let requests = requests.clone();
+            async move {
+                let list = requests.list(&Default::default()).await?;
+                Ok(list.items.into_iter().find(|r| {
+                    r.labels().get(keys::LABEL_CLAIM).map(String::as_str) == Some("stage")
+                }))
+            }
+        },
+    )
+    .await?;
+    ensure!(
+        request.spec.tier_name == keys::SPACE_REQUEST_TIER,
+        "{:?}",
+        request.spec
+    );
+    ensure!(
+        request.name_any().starts_with("stage-"),
+        "generateName: {}",
+        request.name_any()
+    );
+    let status = json!({"status": {
+        "targetClusterURL": "https://api.member.example.com:6443",
+        "namespaceAccess": [{"name": "stage-tenant", "secretRef": "stage-tenant-kubeconfig"}],
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Provisioned"}]}});
+    requests
+        .patch_status(
+            &request.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&status),
+        )
+        .await?;
+    let dtc = bound_claim(admin, "team-s", "stage").await?;
+    ensure!(dtc.spec.target_name == "stage-dt", "{:?}", dtc.spec);
+    let dt = Api::<DeploymentTarget>::namespaced(admin.clone(), "team-s")
+        .get("stage-dt")
+        .await?;
+    let credentials = &dt.spec.kubernetes_credentials;
+    ensure!(
+        credentials.default_namespace == "stage-tenant",
+        "{credentials:?}"
+    );
+    ensure!(
+        credentials.api_url == "https://api.member.example.com:6443",
+        "{credentials:?}"
+    );
+    ensure!(credentials.cluster_credentials_secret == "stage-tenant-kubeconfig");
+    ensure!(
+        dt.annotations()
+            .get(keys::ANN_DYNAMICALLY_PROVISIONED)
+            .map(String::as_str)
+            == Some(keys::PROVISIONER_DEVSANDBOX)
+    );
+    let name = request.name_any();
+    eventually(
+        "the SpaceRequest labelled with its target",
+        Duration::from_secs(30),
+        || {
+            let (requests, name) = (requests.clone(), name.clone());
+            async move {
+                let r = requests.get(&name).await?;
+                let labelled =
+                    r.labels().get(keys::LABEL_TARGET).map(String::as_str) == Some("stage-dt");
+                Ok(labelled.then_some(()))
+            }
+        },
+    )
+    .await
 }

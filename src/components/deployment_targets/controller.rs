@@ -20,7 +20,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ReflectHandle, Store};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -213,65 +213,46 @@ async fn run(
     let client = host.client.clone();
     let has_space_requests = api_exists::<SpaceRequest>(&client).await;
     let mut tasks = Vec::new();
-    let caches = Caches {
-        classes: cache(
-            Api::all(client.clone()),
-            watcher::Config::default(),
-            &mut tasks,
-        ),
-        targets: cache(
-            Api::all(client.clone()),
-            watcher::Config::default(),
-            &mut tasks,
-        ),
-        claims: cache(
-            Api::all(client.clone()),
-            watcher::Config::default(),
-            &mut tasks,
-        ),
-        environments: cache(
-            Api::all(client.clone()),
-            watcher::Config::default(),
-            &mut tasks,
-        ),
-        managed: cache(
-            Api::all(client.clone()),
-            watcher::Config::default(),
-            &mut tasks,
-        ),
-        space_requests: has_space_requests.then(|| {
-            cache(
-                Api::all(client.clone()),
-                watcher::Config::default(),
-                &mut tasks,
-            )
-        }),
-        secrets: cache(
-            Api::all(client.clone()),
-            watcher::Config::default(),
-            &mut tasks,
-        ),
-        namespaces: cache(
-            Api::all(client.clone()),
-            watcher::Config::default(),
-            &mut tasks,
-        ),
-        service_accounts: cache(
-            Api::all(client.clone()),
-            watcher::Config::default().labels(PROVISIONED_SELECTOR),
-            &mut tasks,
-        ),
-        role_bindings: cache(
-            Api::all(client.clone()),
-            watcher::Config::default().labels(PROVISIONED_SELECTOR),
-            &mut tasks,
-        ),
+    let all = watcher::Config::default;
+    let provisioned = || watcher::Config::default().labels(PROVISIONED_SELECTOR);
+    // One watch per kind, feeding both the caches every World is built from and the
+    // controllers' triggers (a trigger is dispatched after its cache has the object, so a
+    // reconcile never reads an older state than the event that caused it).
+    let (classes, _) = cache::<DeploymentTargetClass>(&client, all(), 0, &mut tasks);
+    let (targets, mut target_events) = cache::<DeploymentTarget>(&client, all(), 3, &mut tasks);
+    let (claims, mut claim_events) = cache::<DeploymentTargetClaim>(&client, all(), 2, &mut tasks);
+    let (environments, mut environment_events) =
+        cache::<Environment>(&client, all(), 1, &mut tasks);
+    let (managed, mut managed_events) =
+        cache::<GitOpsDeploymentManagedEnvironment>(&client, all(), 2, &mut tasks);
+    let (secrets, mut secret_events) = cache::<Secret>(&client, all(), 1, &mut tasks);
+    let (namespaces, mut namespace_events) = cache::<Namespace>(&client, all(), 1, &mut tasks);
+    let (service_accounts, _) = cache::<ServiceAccount>(&client, provisioned(), 0, &mut tasks);
+    let (role_bindings, _) = cache::<RoleBinding>(&client, provisioned(), 0, &mut tasks);
+    let (space_requests, mut space_request_events) = match has_space_requests {
+        true => {
+            let (store, events) = cache::<SpaceRequest>(&client, all(), 2, &mut tasks);
+            (Some(store), events)
+        }
+        false => {
+            tracing::info!(
+                "SpaceRequests (toolchain.dev.openshift.com) are not served: the devsandbox provisioner is off"
+            );
+            (None, Vec::new())
+        }
     };
-    if !has_space_requests {
-        tracing::info!(
-            "SpaceRequests (toolchain.dev.openshift.com) are not served: the devsandbox provisioner is off"
-        );
-    }
+    let caches = Caches {
+        classes,
+        targets,
+        claims,
+        environments,
+        managed,
+        space_requests,
+        secrets,
+        namespaces,
+        service_accounts,
+        role_bindings,
+    };
     let running = Arc::new(AtomicBool::new(false));
     tasks.push(tokio::spawn(keep_cluster_operator(
         client.clone(),
@@ -293,68 +274,59 @@ async fn run(
     let stopped = |mut stop: watch::Receiver<bool>| async move {
         let _ = stop.wait_for(|s| *s).await;
     };
+
     let claims = {
-        let caches = caches.clone();
-        Controller::new(
-            Api::<DeploymentTargetClaim>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .watches(
-            Api::<DeploymentTarget>::all(client.clone()),
-            watcher::Config::default(),
-            move |dt| {
-                let world = caches.world(&dt.namespace().unwrap_or_default());
-                refs(binder::claims_for_target(&dt, &world))
-            },
-        )
-        .graceful_shutdown_on(stopped(stop.clone()))
-        .run(
-            |o, s| {
-                reconcile(
-                    o,
-                    s,
-                    Kind::DeploymentTargetClaim,
-                    "claims",
-                    binder::reconcile_claim,
-                )
-            },
-            error_policy,
-            shared.clone(),
-        )
-        .for_each(|_| async {})
-    };
-    let mut targets = {
-        // A target being deprovisioned hears when its namespace goes (labels name it).
-        let caches = caches.clone();
-        Controller::new(
-            Api::<DeploymentTarget>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .watches(
-            Api::<Namespace>::all(client.clone()),
-            watcher::Config::default().labels(PROVISIONED_SELECTOR),
-            move |n| {
-                let claim_ns = (n.labels())
-                    .get(provisioner::namespace::LABEL_CLAIM_NAMESPACE)
-                    .cloned()
-                    .unwrap_or_default();
-                refs(provisioner::namespace::targets_for_namespace(
-                    &n,
-                    &caches.world(&claim_ns),
+        let c = caches.clone();
+        Controller::for_shared_stream(take(&mut claim_events), caches.claims.clone())
+            .watches_shared_stream(take(&mut target_events), move |dt| {
+                refs(binder::claims_for_target(
+                    &dt,
+                    &c.world(&namespace_of(&*dt)),
                 ))
-            },
-        )
+            })
+            .graceful_shutdown_on(stopped(stop.clone()))
+            .run(
+                |o, s| {
+                    reconcile(
+                        o,
+                        s,
+                        Kind::DeploymentTargetClaim,
+                        "claims",
+                        binder::reconcile_claim,
+                    )
+                },
+                error_policy,
+                shared.clone(),
+            )
+            .for_each(|_| async {})
     };
+
+    let mut targets =
+        Controller::for_shared_stream(take(&mut target_events), caches.targets.clone());
+    {
+        // A target being deprovisioned hears when its namespace goes (labels name it).
+        let c = caches.clone();
+        targets = targets.watches_shared_stream(take(&mut namespace_events), move |n| {
+            let claim_ns = (n.labels())
+                .get(provisioner::namespace::LABEL_CLAIM_NAMESPACE)
+                .cloned();
+            match claim_ns {
+                Some(ns) => refs(provisioner::namespace::targets_for_namespace(
+                    &n,
+                    &c.world(&ns),
+                )),
+                None => Vec::new(),
+            }
+        });
+    }
     if has_space_requests {
-        let caches = caches.clone();
-        targets = targets.watches(
-            Api::<SpaceRequest>::all(client.clone()),
-            watcher::Config::default(),
-            move |sr| {
-                let world = caches.world(&sr.namespace().unwrap_or_default());
-                refs(space_request::targets_for_space_request(&sr, &world))
-            },
-        );
+        let c = caches.clone();
+        targets = targets.watches_shared_stream(take(&mut space_request_events), move |sr| {
+            refs(space_request::targets_for_space_request(
+                &sr,
+                &c.world(&namespace_of(&*sr)),
+            ))
+        });
     }
     let targets = targets
         .graceful_shutdown_on(stopped(stop.clone()))
@@ -372,86 +344,123 @@ async fn run(
             shared.clone(),
         )
         .for_each(|_| async {});
+
     let environments = {
         let (c1, c2, c3) = (caches.clone(), caches.clone(), caches.clone());
-        Controller::new(
-            Api::<Environment>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .watches(
-            Api::<Secret>::all(client.clone()),
-            watcher::Config::default(),
-            move |s| {
-                let world = c1.world(&s.namespace().unwrap_or_default());
-                refs(environment::environments_for_secret(&s, &world))
-            },
-        )
-        .watches(
-            Api::<DeploymentTargetClaim>::all(client.clone()),
-            watcher::Config::default(),
-            move |c| {
-                let world = c2.world(&c.namespace().unwrap_or_default());
-                refs(environment::environments_for_claim(&c, &world))
-            },
-        )
-        .watches(
-            Api::<DeploymentTarget>::all(client.clone()),
-            watcher::Config::default(),
-            move |t| {
-                let world = c3.world(&t.namespace().unwrap_or_default());
-                refs(environment::environments_for_target(&t, &world))
-            },
-        )
-        .watches(
-            Api::<GitOpsDeploymentManagedEnvironment>::all(client.clone()),
-            watcher::Config::default(),
-            |m| refs(environment::environment_for_managed_environment(&m)),
-        )
-        .graceful_shutdown_on(stopped(stop.clone()))
-        .run(
-            |o, s| {
-                reconcile(
-                    o,
-                    s,
-                    Kind::Environment,
-                    "environments",
-                    environment::reconcile_environment,
-                )
-            },
-            error_policy,
-            shared.clone(),
-        )
-        .for_each(|_| async {})
-    };
-    let space_requests = async {
-        if has_space_requests {
-            Controller::new(
-                Api::<SpaceRequest>::all(client.clone()),
-                watcher::Config::default(),
-            )
+        Controller::for_shared_stream(take(&mut environment_events), caches.environments.clone())
+            .watches_shared_stream(take(&mut secret_events), move |s| {
+                refs(environment::environments_for_secret(
+                    &s,
+                    &c1.world(&namespace_of(&*s)),
+                ))
+            })
+            .watches_shared_stream(take(&mut claim_events), move |c| {
+                refs(environment::environments_for_claim(
+                    &c,
+                    &c2.world(&namespace_of(&*c)),
+                ))
+            })
+            .watches_shared_stream(take(&mut target_events), move |t| {
+                refs(environment::environments_for_target(
+                    &t,
+                    &c3.world(&namespace_of(&*t)),
+                ))
+            })
+            .watches_shared_stream(take(&mut managed_events), |m| {
+                refs(environment::environment_for_managed_environment(&m))
+            })
             .graceful_shutdown_on(stopped(stop.clone()))
             .run(
                 |o, s| {
                     reconcile(
                         o,
                         s,
-                        Kind::SpaceRequest,
-                        "spacerequests",
-                        space_request::reconcile_space_request,
+                        Kind::Environment,
+                        "environments",
+                        environment::reconcile_environment,
                     )
                 },
                 error_policy,
                 shared.clone(),
             )
             .for_each(|_| async {})
-            .await;
+    };
+
+    // kube-runtime reconciles only objects that exist, so an Environment that is gone is
+    // reconciled through its managed environment: the Environment's reconcile deletes it.
+    let orphans = Controller::for_shared_stream(take(&mut managed_events), caches.managed.clone())
+        .graceful_shutdown_on(stopped(stop.clone()))
+        .run(reconcile_orphan, error_policy, shared.clone())
+        .for_each(|_| async {});
+
+    let space_requests = async {
+        if let Some(store) = caches.space_requests.clone() {
+            Controller::for_shared_stream(take(&mut space_request_events), store)
+                .graceful_shutdown_on(stopped(stop.clone()))
+                .run(
+                    |o, s| {
+                        reconcile(
+                            o,
+                            s,
+                            Kind::SpaceRequest,
+                            "spacerequests",
+                            space_request::reconcile_space_request,
+                        )
+                    },
+                    error_policy,
+                    shared.clone(),
+                )
+                .for_each(|_| async {})
+                .await;
         }
     };
-    tokio::join!(claims, targets, environments, space_requests);
+    tokio::join!(claims, targets, environments, orphans, space_requests);
     for task in tasks {
         task.abort();
     }
     Ok(())
+}
+
+/// How often a managed environment is looked at again, so that one whose Environment was
+/// deleted goes even though nothing about it changes.
+const ORPHAN_RESYNC: Duration = Duration::from_secs(60);
+
+/// A managed environment whose Environment is gone is deleted (the Environment's reconcile
+/// does it, as upstream's does on the Environment's deletion event).
+async fn reconcile_orphan(
+    managed: Arc<GitOpsDeploymentManagedEnvironment>,
+    shared: Arc<Shared>,
+) -> Result<Action, ReconcileError> {
+    for env in environment::environment_for_managed_environment(&managed) {
+        if shared
+            .caches
+            .environments
+            .get(&reflector::ObjectRef::new(&env.name).within(&env.namespace))
+            .is_some()
+        {
+            continue;
+        }
+        let world = shared.caches.world(&env.namespace);
+        let outcome = environment::reconcile_environment(&env, &world, &shared.context());
+        let metrics = shared.host.metrics.clone();
+        executor::execute(&shared.client, &outcome.writes, |(kind, verb)| {
+            metrics.observe_write("environments", kind.as_str(), verb)
+        })
+        .await?;
+    }
+    Ok(Action::requeue(ORPHAN_RESYNC))
+}
+
+/// One of the change streams [`cache`] subscribed: as many were made as there are uses.
+fn take<K>(events: &mut Vec<ReflectHandle<K>>) -> ReflectHandle<K>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    events.pop().expect("cache() subscribes one stream per use")
+}
+
+fn namespace_of<K: Resource>(object: &K) -> String {
+    object.meta().namespace.clone().unwrap_or_default()
 }
 
 /// Kube-runtime object references for `refs` (all of one kind).
@@ -464,12 +473,14 @@ where
         .collect()
 }
 
-/// A watch cache of `api`, fed by a task pushed on `tasks`.
+/// A watch cache of every `K` the client may see (with `config`), fed by a task pushed on
+/// `tasks`, and `subscribers` streams of its changes for controllers' triggers.
 fn cache<K>(
-    api: Api<K>,
+    client: &Client,
     config: watcher::Config,
+    subscribers: usize,
     tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) -> Store<K>
+) -> (Store<K>, Vec<ReflectHandle<K>>)
 where
     K: Resource<DynamicType = ()>
         + Clone
@@ -479,14 +490,21 @@ where
         + Sync
         + 'static,
 {
-    let (reader, writer) = reflector::store();
+    let (reader, writer) = reflector::store_shared(CHANGE_BUFFER);
+    let handles = (0..subscribers)
+        .filter_map(|_| writer.subscribe())
+        .collect();
+    let api: Api<K> = Api::all(client.clone());
     let stream = reflector::reflector(writer, watcher(api, config).default_backoff())
         .applied_objects()
         .map_err(|e| tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying"))
         .for_each(|_| async {});
     tasks.push(tokio::spawn(stream));
-    reader
+    (reader, handles)
 }
+
+/// How many changes a slow controller may lag behind its cache before the cache waits for it.
+const CHANGE_BUFFER: usize = 4096;
 
 async fn wait_for_caches(c: &Caches) {
     let _ = c.classes.wait_until_ready().await;
