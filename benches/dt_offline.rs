@@ -16,6 +16,13 @@
 //!
 //! Before measuring, each world is run once and its rounds, convergence and object count
 //! printed; the run must converge without errors.
+//!
+//! `dt_offline/cli`: the whole command, `cvo dt reconcile -f FILE` (the release binary) on the
+//! 10,000-object world written as a YAML stream, output to `/dev/null`: reading, loading, the
+//! loop and writing the resulting YAML. One more run under `/usr/bin/time` (when there is one)
+//! prints its peak RSS.
+
+use std::process::{Command, Stdio};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -101,8 +108,11 @@ fn world(objects: usize, namespaces: usize) -> World {
     w
 }
 
+/// The clock of every run.
+const NOW: &str = "2024-05-01T12:00:00Z";
+
 fn ctx() -> Context {
-    Context::at("2024-05-01T12:00:00Z".parse().expect("a timestamp"))
+    Context::at(NOW.parse().expect("a timestamp"))
 }
 
 fn bench(c: &mut Criterion) {
@@ -116,8 +126,11 @@ fn bench(c: &mut Criterion) {
         let bound = (report.world.of_kind(Kind::DeploymentTargetClaim))
             .filter(|o| matches!(o, Object::Claim(c) if c.phase() == Some(ClaimPhase::Bound)))
             .count();
+        let managed = (report.world)
+            .of_kind(Kind::GitOpsDeploymentManagedEnvironment)
+            .count();
         eprintln!(
-            "dt_offline/converge/{objects}x{namespaces}ns: {count} objects in, {} out, {} rounds, converged {}, {bound} of {claims} claims Bound, {} errors",
+            "dt_offline/converge/{objects}x{namespaces}ns: {count} objects in, {} out, {} rounds, converged {}, {bound} of {claims} claims Bound, {managed} managed environments, {} errors",
             report.world.objects().count(),
             report.rounds,
             report.converged,
@@ -139,7 +152,46 @@ fn bench(c: &mut Criterion) {
             },
         );
     }
+    bench_cli(&mut group);
     group.finish();
+}
+
+fn bench_cli(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    let (objects, namespaces) = (10_000, 20);
+    let start = world(objects, namespaces);
+    let values: Vec<Value> = start.objects().map(Object::to_value).collect();
+    let yaml = serde_saphyr::to_string_multiple(&values).expect("YAML of the objects");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("objects.yaml");
+    std::fs::write(&file, &yaml).expect("write the objects");
+    let file = file.to_str().expect("a UTF-8 temp path");
+    let args = ["dt", "reconcile", "-f", file, "--now", NOW];
+    let cvo = env!("CARGO_BIN_EXE_cvo");
+    let run = |command: &mut Command| {
+        let output = (command.stdout(Stdio::null()).stderr(Stdio::piped()))
+            .output()
+            .expect("run cvo dt reconcile");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "cvo dt reconcile: {stderr}");
+        stderr
+    };
+    if std::path::Path::new("/usr/bin/time").exists() {
+        let format = "%e s wall, %U s user, %S s system, %M KiB peak RSS";
+        let measured = run(Command::new("/usr/bin/time")
+            .args(["-f", format, cvo])
+            .args(args));
+        eprintln!(
+            "dt_offline/cli/{objects}x{namespaces}ns: cvo dt reconcile -f FILE ({} objects, {:.1} MB of YAML): {}",
+            values.len(),
+            yaml.len() as f64 / 1e6,
+            measured.lines().last().unwrap_or_default()
+        );
+    }
+    group.throughput(Throughput::Elements(values.len() as u64));
+    group.bench_function(
+        BenchmarkId::new("cli", format!("{objects}x{namespaces}ns")),
+        |b| b.iter(|| run(Command::new(cvo).args(args))),
+    );
 }
 
 criterion_group!(benches, bench);
