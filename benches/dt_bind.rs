@@ -14,8 +14,8 @@
 //! and `reclaimPolicy: Retain`); a namespace of its own with N user-made DeploymentTargets of
 //! that class with credentials and no phase; then the controller as its own process, the
 //! release binary `cvo controller deployment-targets --disable-leader-election` on a free
-//! metrics port. Once it is ready (its caches synced) and has finished with the targets (it
-//! puts its finalizer on each: its reconcile counters stand still for a second), the N claims
+//! metrics port. Once it is ready (its caches synced) and has finished with the targets (its
+//! finalizer is on each and its reconcile counters stand still for a second), the N claims
 //! are created at once (`--concurrency` requests in flight) and the claims are listed every
 //! 250 ms until every one has `bind-complete` and phase `Bound`. `--bind` says what claims ask
 //! for: `class` (the default) a target of the class, so the binder picks one (the first
@@ -58,7 +58,9 @@ use serde_json::json;
 mod cluster_bench;
 
 use cvo::components::deployment_targets::crds::crds;
-use cvo::components::deployment_targets::keys::{ANN_BIND_COMPLETED, CONDITION_ERROR_OCCURRED};
+use cvo::components::deployment_targets::keys::{
+    ANN_BIND_COMPLETED, CONDITION_ERROR_OCCURRED, FINALIZER_DT,
+};
 use cvo::components::deployment_targets::types::{
     ClaimPhase, DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, TargetPhase,
 };
@@ -303,7 +305,23 @@ async fn one_run(
     let mut controller = Controller::start(kubeconfig, namespace)?;
     let result = async {
         controller.wait_ready(Duration::from_secs(60)).await?;
-        // The controller's own start: a finalizer on every target.
+        // The controller's own start: a finalizer on every target (its reconciles may begin
+        // a while after /readyz), then nothing more to do.
+        let started = Instant::now();
+        loop {
+            let list = targets.list(&ListParams::default()).await?;
+            let done = (list.items.iter())
+                .filter(|t| t.finalizers().iter().any(|f| f == FINALIZER_DT))
+                .count();
+            if done == n {
+                break;
+            }
+            ensure!(
+                started.elapsed() < Duration::from_secs(300),
+                "the controller put its finalizer on {done} of {n} targets in 300 s"
+            );
+            tokio::time::sleep(POLL).await;
+        }
         let (before, _) = controller.wait_quiet(Duration::from_secs(120)).await?;
         let cpu_before = controller.cpu_seconds()?;
         let rss_before = controller.status_kib("VmRSS")?;
