@@ -47,11 +47,12 @@ use anyhow::{Context as _, bail};
 use futures_util::StreamExt as _;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Discovery, Scope};
 use serde_json::json;
 
+#[path = "support/cluster.rs"]
+mod cluster_bench;
 #[path = "../tests/support/foreign_crds.rs"]
 mod foreign_crds;
 use foreign_crds::install_foreign_crds;
@@ -112,29 +113,13 @@ fn parse_args() -> anyhow::Result<Args> {
 }
 
 fn main() -> ExitCode {
-    let Some(kubeconfig) = std::env::var_os("CVO_BENCH_KUBECONFIG").filter(|v| !v.is_empty())
-    else {
-        println!(
-            "benches/apply: skipped: no CVO_BENCH_KUBECONFIG; run hack/bench-apply.sh (it starts \
-             a throwaway cluster), or CVO_BENCH_KUBECONFIG=PATH cargo bench --bench apply with a \
-             cluster whose contents may be deleted"
-        );
-        return ExitCode::SUCCESS;
-    };
-    let result = parse_args().and_then(|args| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?
-            .block_on(run(args, Path::new(&kubeconfig)))
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    cluster_bench::main(
+        "apply",
+        "hack/bench-apply.sh",
+        "whose contents may be deleted",
+        parse_args,
+        |args, kubeconfig| async move { run(args, &kubeconfig).await },
+    )
 }
 
 /// One measured pass.
@@ -186,20 +171,10 @@ impl Row {
 }
 
 async fn run(args: Args, kubeconfig: &Path) -> anyhow::Result<()> {
-    cvo::oci::registry::install_crypto_provider();
-    let what = || format!("CVO_BENCH_KUBECONFIG={}", kubeconfig.display());
-    let kubeconfig = Kubeconfig::read_from(kubeconfig).with_context(what)?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .with_context(what)?;
-    let client = kube::Client::try_from(config).with_context(what)?;
-    let version = client
-        .apiserver_version()
-        .await
-        .with_context(|| format!("{}: the apiserver does not answer", what()))?;
+    let (client, version) = cluster_bench::connect(kubeconfig).await?;
     println!(
-        "apiserver {}.{} ({}), {} runs each, median reported",
-        version.major, version.minor, version.git_version, args.runs
+        "apiserver {version}, {} runs each, median reported",
+        args.runs
     );
     install_foreign_crds(&client).await?;
 
