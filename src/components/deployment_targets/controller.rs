@@ -284,6 +284,7 @@ async fn run(
                     &c.world(&namespace_of(&*dt)),
                 ))
             })
+            .with_config(one_at_a_time())
             .graceful_shutdown_on(stopped(stop.clone()))
             .run(
                 |o, s| {
@@ -329,6 +330,7 @@ async fn run(
         });
     }
     let targets = targets
+        .with_config(one_at_a_time())
         .graceful_shutdown_on(stopped(stop.clone()))
         .run(
             |o, s| {
@@ -369,6 +371,7 @@ async fn run(
             .watches_shared_stream(take(&mut managed_events), |m| {
                 refs(environment::environment_for_managed_environment(&m))
             })
+            .with_config(one_at_a_time())
             .graceful_shutdown_on(stopped(stop.clone()))
             .run(
                 |o, s| {
@@ -389,6 +392,7 @@ async fn run(
     // kube-runtime reconciles only objects that exist, so an Environment that is gone is
     // reconciled through its managed environment: the Environment's reconcile deletes it.
     let orphans = Controller::for_shared_stream(take(&mut managed_events), caches.managed.clone())
+        .with_config(one_at_a_time())
         .graceful_shutdown_on(stopped(stop.clone()))
         .run(reconcile_orphan, error_policy, shared.clone())
         .for_each(|_| async {});
@@ -396,6 +400,7 @@ async fn run(
     let space_requests = async {
         if let Some(store) = caches.space_requests.clone() {
             Controller::for_shared_stream(take(&mut space_request_events), store)
+                .with_config(one_at_a_time())
                 .graceful_shutdown_on(stopped(stop.clone()))
                 .run(
                     |o, s| {
@@ -449,6 +454,14 @@ async fn reconcile_orphan(
         .await?;
     }
     Ok(Action::requeue(ORPHAN_RESYNC))
+}
+
+/// One reconcile at a time per controller, as controller-runtime's default
+/// (`MaxConcurrentReconciles: 1`) runs upstream's: claims reconciled together read the same
+/// cache and all pick the first eligible target (BENCHMARKS.md, "DeploymentTarget binding"),
+/// and each concurrent reconcile holds its own copy of the namespace.
+fn one_at_a_time() -> kube::runtime::controller::Config {
+    kube::runtime::controller::Config::default().concurrency(1)
 }
 
 /// One of the change streams [`cache`] subscribed: as many were made as there are uses.
