@@ -5,7 +5,12 @@
 # timed until every claim is Bound, with the controller's CPU time, peak RSS, writes and
 # reconciles. See benches/dt_bind.rs for what is measured.
 #
-#   hack/bench-dt.sh [--claims N[,N...]] [--runs R] [--concurrency C]     (default 500, 3, 32)
+#   hack/bench-dt.sh [--claims N[,N...]] [--bind class,named] [--runs R] [--concurrency C]
+#                    [--stall SECONDS] [--timeout SECONDS]   (default 500, class, 3, 32, 60, 600)
+#
+# --bind class: the claims name only the class (the binder picks their targets); named: claim
+# i names target i. It exits 1 when a run stalled (no claim bound for --stall seconds), after
+# printing what the stalled claims show.
 #
 # Starts its own throwaway cluster (hack/cluster/up.sh, binaries cached in ~/.cache/cvo/cluster;
 # no kube-controller-manager: binding needs none) and stops it at the end, whatever happens.
