@@ -628,17 +628,8 @@ async fn publish_events(shared: &Shared, world: &World, outcome: &Outcome) {
 
 fn object_reference(object: &Object) -> ObjectReference {
     let meta = object.meta();
-    let api_version = match object {
-        Object::Class(_) | Object::Target(_) | Object::Claim(_) | Object::Environment(_) => {
-            "appstudio.redhat.com/v1alpha1"
-        }
-        Object::ManagedEnvironment(_) => "managed-gitops.redhat.com/v1alpha1",
-        Object::SpaceRequest(_) => "toolchain.dev.openshift.com/v1alpha1",
-        Object::RoleBinding(_) => "rbac.authorization.k8s.io/v1",
-        Object::Namespace(_) | Object::ServiceAccount(_) | Object::Secret(_) => "v1",
-    };
     ObjectReference {
-        api_version: Some(api_version.into()),
+        api_version: Some(object.kind().api_version().into()),
         kind: Some(object.kind().as_str().into()),
         name: meta.name.clone(),
         namespace: meta.namespace.clone(),

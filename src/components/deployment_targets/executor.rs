@@ -27,7 +27,7 @@ pub const TOKEN_LIFETIME_SECONDS: i64 = 365 * 24 * 3600;
 /// Why a write failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("{verb} {object}: {source}")]
+    #[error("{verb} of {object}: {source}")]
     Api {
         verb: &'static str,
         object: ObjectRef,
@@ -58,7 +58,7 @@ pub async fn execute(
     let mut versions: HashMap<ObjectRef, String> = HashMap::new();
     for write in writes {
         let reference = write.target();
-        let verb = verb(write);
+        let verb = write.verb();
         let result = match write {
             Write::Create(object) => create(client, object).await,
             Write::Update(object) => replace(client, &with_version(object, &versions), false).await,
@@ -74,7 +74,7 @@ pub async fn execute(
                 let token = request_token(client, service_account)
                     .await
                     .map_err(|source| WriteError::Api {
-                        verb: "request a token for",
+                        verb: "request a token",
                         object: service_account.clone(),
                         source,
                     })?;
@@ -104,15 +104,6 @@ pub async fn execute(
         on_write((reference.kind, verb));
     }
     Ok(())
-}
-
-fn verb(write: &Write) -> &'static str {
-    match write {
-        Write::Create(_) | Write::CreateKubeconfigSecret { .. } => "create",
-        Write::Update(_) => "update",
-        Write::UpdateStatus(_) => "update status of",
-        Write::Delete(_) => "delete",
-    }
 }
 
 /// `object` with the resourceVersion an earlier write of this outcome returned, if any.

@@ -470,6 +470,16 @@ pub enum Write {
 }
 
 impl Write {
+    /// What the write does, as messages and metrics name it.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Write::Create(_) | Write::CreateKubeconfigSecret { .. } => "create",
+            Write::Update(_) => "update",
+            Write::UpdateStatus(_) => "update status",
+            Write::Delete(_) => "delete",
+        }
+    }
+
     /// The object written.
     pub fn target(&self) -> ObjectRef {
         match self {

@@ -120,13 +120,7 @@ pub(super) fn execute(world: &mut World, writes: &[Write], ctx: &Context) -> Opt
 }
 
 fn describe(write: &Write) -> String {
-    let verb = match write {
-        Write::Create(_) | Write::CreateKubeconfigSecret { .. } => "create",
-        Write::Update(_) => "update",
-        Write::UpdateStatus(_) => "status update",
-        Write::Delete(_) => "delete",
-    };
-    format!("{verb} of {}", write.target())
+    format!("{} of {}", write.verb(), write.target())
 }
 
 /// The message of an `ErrorOccurred=True` condition on a target or claim: a problem shown to
