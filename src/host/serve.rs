@@ -55,35 +55,64 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<(TcpListener, SocketAddr)
 pub async fn serve(
     listener: TcpListener,
     endpoints: Arc<dyn Endpoints>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
+    accept_each(listener, shutdown, "metrics server", move |stream| {
+        let endpoints = endpoints.clone();
+        async move {
+            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                let response = respond(endpoints.as_ref(), req.uri().path());
+                async move { Ok::<_, Infallible>(response) }
+            });
+            serve_http1(stream, service, "metrics server").await;
+        }
+    })
+    .await
+}
+
+/// Accepts connections on `listener` until `shutdown` turns true, handling each in a task of
+/// its own (an accept error is logged and retried after a pause).
+pub(super) async fn accept_each<F, Fut>(
+    listener: TcpListener,
+    mut shutdown: watch::Receiver<bool>,
+    server: &'static str,
+    mut handle: F,
+) where
+    F: FnMut(tokio::net::TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = shutdown.changed() => return,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        match accepted {
+            Ok((stream, _)) => {
+                tokio::spawn(handle(stream));
+            }
             Err(e) => {
-                tracing::warn!(error = %e, "metrics server: accept failed");
+                tracing::warn!(error = %e, server, "accept failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
             }
-        };
-        let endpoints = endpoints.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let response = respond(endpoints.as_ref(), req.uri().path());
-                async move { Ok::<_, Infallible>(response) }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await
-            {
-                tracing::debug!(error = %e, "metrics server: connection error");
-            }
-        });
+        }
+    }
+}
+
+/// Serves HTTP/1 requests on one connection with `service`.
+pub(super) async fn serve_http1<IO, S>(io: IO, service: S, server: &'static str)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let io = hyper_util::rt::TokioIo::new(io);
+    if let Err(e) = hyper::server::conn::http1::Builder::new()
+        .serve_connection(io, service)
+        .await
+    {
+        tracing::debug!(error = %e, server, "connection error");
     }
 }
 

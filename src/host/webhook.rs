@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -24,6 +23,8 @@ use k8s_openapi::jiff::{Timestamp, ToSpan};
 use kube::api::{Api, PostParams};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+
+use super::serve::{accept_each, serve_http1};
 
 /// The Secret annotation recording which names the certificate is for.
 const ANN_NAMES: &str = "cvo.openshift.io/serving-names";
@@ -263,24 +264,12 @@ pub async fn serve(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     admission: Arc<dyn Admission>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = shutdown.changed() => return,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                tracing::warn!(error = %e, "webhook server: accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+    accept_each(listener, shutdown, "webhook server", move |stream| {
         let (acceptor, admission) = (acceptor.clone(), admission.clone());
-        tokio::spawn(async move {
+        async move {
             let stream = match acceptor.accept(stream).await {
                 Ok(stream) => stream,
                 Err(e) => {
@@ -292,15 +281,10 @@ pub async fn serve(
                 let admission = admission.clone();
                 async move { Ok::<_, Infallible>(answer(admission.as_ref(), req).await) }
             });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await
-            {
-                tracing::debug!(error = %e, "webhook server: connection error");
-            }
-        });
-    }
+            serve_http1(stream, service, "webhook server").await;
+        }
+    })
+    .await
 }
 
 async fn answer(admission: &dyn Admission, req: Request<Incoming>) -> Response<Full<Bytes>> {
