@@ -43,6 +43,9 @@ const TESTS: &[(&str, TestFn)] = &[
     ("dt_devsandbox_space_request_becomes_a_bound_target", |c| {
         Box::pin(deployment_targets::devsandbox_space_request_becomes_a_bound_target(c))
     }),
+    ("dt_claims_created_together_bind_distinct_targets", |c| {
+        Box::pin(deployment_targets::claims_created_together_bind_distinct_targets(c))
+    }),
     ("dt_environment_webhook_refuses_and_admits", |c| {
         Box::pin(deployment_targets::environment_webhook_refuses_and_admits(
             c,

@@ -372,13 +372,31 @@ pub async fn namespace_provisioner_lifecycle(ctx: &Ctx<'_>) -> anyhow::Result<()
         }
     }
 
-    // Deleting the claim deletes the target and the namespace (reclaim policy Delete).
+    // Deleting the Environment deletes its managed environment, on the deletion itself (well
+    // before the controller's 60 s look at managed environments).
+    environments
+        .delete("development", &DeleteParams::default())
+        .await?;
+    eventually("managed environment gone", Duration::from_secs(10), || {
+        let managed = managed.clone();
+        async move {
+            let gone = managed
+                .get_opt("managed-environment-development")
+                .await?
+                .is_none();
+            Ok(gone.then_some(()))
+        }
+    })
+    .await?;
+
+    // Deleting the claim deletes the target and the namespace (reclaim policy Delete), as soon
+    // as the namespace is gone (well before the 30 s the target's deprovisioning polls at).
     let claims: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), "team-a");
     claims.delete("dev", &DeleteParams::default()).await?;
     let dt_name = dt.name_any();
     eventually(
         "claim, target and namespace gone",
-        Duration::from_secs(60),
+        Duration::from_secs(25),
         || {
             let (claims, targets, namespaces, dt_name, ns) = (
                 claims.clone(),
@@ -485,6 +503,47 @@ pub async fn conflicting_claim_gets_the_message(ctx: &Ctx<'_>) -> anyhow::Result
     })
     .await?;
     ensure!(thief.status.as_ref().and_then(|s| s.phase) == Some(ClaimPhase::Pending));
+    Ok(())
+}
+
+/// Claims of one class created together each bind a target of their own: the binder reads
+/// its own writes, so the second claim never picks the target the first one just bound (the
+/// race the first controller lost: BENCHMARKS.md, "DeploymentTarget binding").
+pub async fn claims_created_together_bind_distinct_targets(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    const N: usize = 40;
+    let admin = &ctx.admin;
+    namespace(admin, "team-e").await?;
+    class(admin, "pool", "example.com/none", "Retain").await?;
+    let targets: Api<DeploymentTarget> = Api::namespaced(admin.clone(), "team-e");
+    for i in 0..N {
+        let dt: DeploymentTarget = serde_json::from_value(json!({
+            "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "DeploymentTarget",
+            "metadata": {"name": format!("dt-{i:02}"), "namespace": "team-e"},
+            "spec": {"deploymentTargetClassName": "pool",
+                     "kubernetesCredentials": {"defaultNamespace": "app", "apiURL": "https://example.com:6443",
+                                               "clusterCredentialsSecret": "pool-kubeconfig",
+                                               "allowInsecureSkipTLSVerify": false}}}))?;
+        targets.create(&PostParams::default(), &dt).await?;
+    }
+    let _controller = start_controller(ctx).await?;
+    let names: Vec<String> = (0..N).map(|i| format!("c-{i:02}")).collect();
+    let creates = names
+        .iter()
+        .map(|name| claim(admin, "team-e", name, "pool", ""));
+    futures_util::future::try_join_all(creates).await?;
+    let mut taken = std::collections::BTreeSet::new();
+    for name in &names {
+        let c = bound_claim(admin, "team-e", name).await?;
+        let errors = (c.status.iter().flat_map(|s| s.conditions.iter()))
+            .filter(|c| c.type_ == keys::CONDITION_ERROR_OCCURRED && c.status == "True")
+            .count();
+        ensure!(errors == 0, "claim {name}: {:?}", c.status);
+        ensure!(
+            taken.insert(c.spec.target_name.clone()),
+            "two claims bound {}",
+            c.spec.target_name
+        );
+    }
     Ok(())
 }
 

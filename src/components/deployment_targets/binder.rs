@@ -307,9 +307,20 @@ impl Binder<'_> {
     }
 
     /// `spec.targetName` names the target: bind it if it exists, names this claim or nobody,
-    /// and matches.
+    /// and matches. A name the binder itself chose for a target another claim took first is
+    /// given up, and the claim matched again.
     fn bind_named(&mut self) -> Verdict {
         let wanted = self.claim.spec.target_name.clone();
+        if let Some(holder) = self.taken_from_us(&wanted) {
+            self.claim.spec.target_name.clear();
+            remove_annotation(&mut self.claim.metadata, ANN_BOUND_BY_CONTROLLER);
+            self.update_claim();
+            let message = format!(
+                "DeploymentTarget {wanted} was bound to DeploymentTargetClaim {holder} first; matching again"
+            );
+            self.claim_event(EventType::Normal, "Rematching", message);
+            return self.match_or_mark();
+        }
         let Some(target) = self.world.target(self.namespace(), &wanted) else {
             self.set_claim_phase(ClaimPhase::Pending);
             return Verdict::Ok(Next::Done);
@@ -339,6 +350,27 @@ impl Binder<'_> {
         }
         self.bind(target, false);
         Verdict::Ok(Next::Done)
+    }
+
+    /// The claim that holds the target this claim's binder-chosen `targetName` names, when the
+    /// binding never completed: another claim bound it first. (Upstream leaves such a claim
+    /// retrying forever: its target is no longer `Available`.)
+    fn taken_from_us(&self, wanted: &str) -> Option<String> {
+        annotation(&self.claim.metadata, ANN_BOUND_BY_CONTROLLER)?;
+        let target = self.world.target(self.namespace(), wanted)?;
+        if target.phase() != Some(TargetPhase::Bound) {
+            return None;
+        }
+        let claim_ref = target.spec.claim_ref.as_str();
+        if !claim_ref.is_empty() && claim_ref != self.name() {
+            return Some(claim_ref.to_owned());
+        }
+        let holder = (self.world.claims(self.namespace())).find(|c| {
+            name(&c.metadata) != self.name()
+                && c.spec.target_name == wanted
+                && annotation(&c.metadata, ANN_BIND_COMPLETED).is_some()
+        })?;
+        Some(name(&holder.metadata).to_owned())
     }
 
     /// `bindDeploymentTargetClaimToTarget`: (when the binder chose the target) `targetName` and
@@ -683,6 +715,78 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn a_binder_chosen_target_another_claim_took_first_is_given_up_for_the_next_one() {
+        // The state an older binder left when two claims picked the same target: the loser
+        // names it and shows Bound, without bind-complete.
+        let loser = || {
+            claim("c", "cls")
+                .target("dt-a")
+                .annotation(ANN_BOUND_BY_CONTROLLER, "true")
+                .finalizer(FINALIZER_BINDER)
+                .phase(ClaimPhase::Bound)
+        };
+        let winner_by_claim = vec![
+            claim("w", "cls")
+                .target("dt-a")
+                .annotation(ANN_BIND_COMPLETED, "true")
+                .object(),
+            target("dt-a", "cls").phase(TargetPhase::Bound).object(),
+        ];
+        let winner_by_claim_ref = vec![
+            target("dt-a", "cls")
+                .claim_ref("w")
+                .phase(TargetPhase::Bound)
+                .object(),
+        ];
+        for (case, others) in [
+            ("targetName", winner_by_claim),
+            ("claimRef", winner_by_claim_ref),
+        ] {
+            let mut objects = vec![loser().object(), target("dt-b", "cls").object()];
+            objects.extend(others);
+            let (out, w) = reconcile(world(objects));
+            let c = the_claim(&w);
+            assert_eq!(c.spec.target_name, "dt-b", "{case}");
+            assert_eq!(c.phase(), Some(ClaimPhase::Bound), "{case}");
+            assert_eq!(annotation(&c.metadata, ANN_BIND_COMPLETED), Some("true"));
+            assert_eq!(
+                annotation(&c.metadata, ANN_BOUND_BY_CONTROLLER),
+                Some("true")
+            );
+            assert!(
+                out.events.iter().any(|e| e.reason == "Rematching"),
+                "{case}"
+            );
+            assert_eq!(first_condition(c.conditions()), success(), "{case}");
+        }
+        // Nothing else free: the claim waits as Pending, marked for its class's provisioner.
+        let (_, w) = reconcile(world([
+            loser().object(),
+            target("dt-a", "cls")
+                .claim_ref("w")
+                .phase(TargetPhase::Bound)
+                .object(),
+        ]));
+        let c = the_claim(&w);
+        assert_eq!(
+            (c.spec.target_name.as_str(), c.phase()),
+            ("", Some(ClaimPhase::Pending))
+        );
+        assert_eq!(annotation(&c.metadata, ANN_TARGET_PROVISIONER), Some("cls"));
+        // A name the user gave is never given up.
+        let named = claim("c", "cls").target("dt-a").phase(ClaimPhase::Pending);
+        let (_, w) = reconcile(world([
+            named.object(),
+            target("dt-a", "cls")
+                .claim_ref("w")
+                .phase(TargetPhase::Bound)
+                .object(),
+            target("dt-b", "cls").object(),
+        ]));
+        assert_eq!(the_claim(&w).spec.target_name, "dt-a");
     }
 
     fn bound_claim() -> crate::components::deployment_targets::testing::ClaimBuilder {

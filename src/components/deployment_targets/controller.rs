@@ -13,20 +13,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use futures_util::stream::{self, BoxStream};
 use futures_util::{StreamExt, TryStreamExt as _};
 use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::RoleBinding;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder};
-use kube::runtime::reflector::{self, ReflectHandle, Store};
+use kube::runtime::reflector::{self, Store};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
-use super::executor::{self, WriteError};
+use super::executor::{self, WriteError, Written};
+use super::index::{Change, Index};
 use super::model::{
     Context, EventType, Kind, NamespaceProvisionerSettings, Next, Object, ObjectRef, Outcome, World,
 };
@@ -95,9 +97,11 @@ impl Component for DeploymentTargets {
     }
 }
 
-/// The watch caches every reconcile reads its World from.
+/// The watch caches: kube-runtime's stores (which the controllers look their objects up in)
+/// and the index every reconcile's World is cut from.
 #[derive(Clone)]
 struct Caches {
+    index: Arc<Index>,
     classes: Store<DeploymentTargetClass>,
     targets: Store<DeploymentTarget>,
     claims: Store<DeploymentTargetClaim>,
@@ -111,64 +115,58 @@ struct Caches {
 }
 
 impl Caches {
-    /// What a reconcile of an object in `namespace` may read: the classes and namespaces, and
-    /// every other kind in that namespace; plus what lives in the namespaces the namespace
-    /// provisioner made for claims of `namespace` (their ServiceAccounts and RoleBindings).
+    /// What a reconcile of an object in `namespace` may read ([`Index::world`]): shared
+    /// objects, not copies, so a World costs a pointer per object.
     fn world(&self, namespace: &str) -> World {
-        let mut world = World::new();
-        let in_ns = |meta_ns: Option<&String>| meta_ns.map(String::as_str) == Some(namespace);
-        for c in self.classes.state() {
-            world.insert(Object::Class((*c).clone()));
-        }
-        for n in self.namespaces.state() {
-            world.insert(Object::Namespace((*n).clone()));
-        }
-        for o in self
-            .targets
-            .state()
-            .into_iter()
-            .filter(|o| in_ns(o.meta().namespace.as_ref()))
-        {
-            world.insert(Object::Target((*o).clone()));
-        }
-        for o in self
-            .claims
-            .state()
-            .into_iter()
-            .filter(|o| in_ns(o.meta().namespace.as_ref()))
-        {
-            world.insert(Object::Claim((*o).clone()));
-        }
-        for o in
-            (self.environments.state().into_iter()).filter(|o| in_ns(o.meta().namespace.as_ref()))
-        {
-            world.insert(Object::Environment((*o).clone()));
-        }
-        for o in (self.managed.state().into_iter()).filter(|o| in_ns(o.meta().namespace.as_ref())) {
-            world.insert(Object::ManagedEnvironment((*o).clone()));
-        }
-        if let Some(store) = &self.space_requests {
-            for o in (store.state().into_iter()).filter(|o| in_ns(o.meta().namespace.as_ref())) {
-                world.insert(Object::SpaceRequest((*o).clone()));
+        self.index.world(namespace)
+    }
+}
+
+/// A watched type, and how the index holds it.
+trait Indexed: Resource<DynamicType = ()> + Clone {
+    const KIND: Kind;
+    fn into_object(self) -> Object;
+}
+
+macro_rules! indexed {
+    ($($ty:ty => $variant:ident, $kind:ident;)*) => {$(
+        impl Indexed for $ty {
+            const KIND: Kind = Kind::$kind;
+            fn into_object(self) -> Object {
+                Object::$variant(self)
             }
         }
-        for o in self
-            .secrets
-            .state()
-            .into_iter()
-            .filter(|o| in_ns(o.meta().namespace.as_ref()))
-        {
-            world.insert(Object::Secret((*o).clone()));
-        }
-        // ServiceAccounts and RoleBindings are cached only in provisioned namespaces (by label).
-        for o in self.service_accounts.state() {
-            world.insert(Object::ServiceAccount((*o).clone()));
-        }
-        for o in self.role_bindings.state() {
-            world.insert(Object::RoleBinding((*o).clone()));
-        }
-        world
+    )*};
+}
+
+indexed! {
+    DeploymentTargetClass => Class, DeploymentTargetClass;
+    DeploymentTarget => Target, DeploymentTarget;
+    DeploymentTargetClaim => Claim, DeploymentTargetClaim;
+    Environment => Environment, Environment;
+    GitOpsDeploymentManagedEnvironment => ManagedEnvironment, GitOpsDeploymentManagedEnvironment;
+    SpaceRequest => SpaceRequest, SpaceRequest;
+    Namespace => Namespace, Namespace;
+    ServiceAccount => ServiceAccount, ServiceAccount;
+    RoleBinding => RoleBinding, RoleBinding;
+    Secret => Secret, Secret;
+}
+
+/// A watch event as the index takes it.
+fn change<K: Indexed>(event: &watcher::Event<K>) -> Change {
+    match event {
+        watcher::Event::Apply(o) => Change::Apply(o.clone().into_object()),
+        watcher::Event::Delete(o) => Change::Delete(o.clone().into_object().reference()),
+        watcher::Event::Init => Change::Relist(K::KIND),
+        watcher::Event::InitApply(o) => Change::RelistApply(o.clone().into_object()),
+        watcher::Event::InitDone => Change::RelistDone(K::KIND),
     }
+}
+
+/// No reconcile reads `managedFields`; kept, they would be most of a cached object's size.
+/// (Writes omit them, and the API server keeps them as they are.)
+fn without_managed_fields(meta: &mut ObjectMeta) {
+    meta.managed_fields = None;
 }
 
 /// What every reconcile shares.
@@ -213,25 +211,30 @@ async fn run(
     let client = host.client.clone();
     let has_space_requests = api_exists::<SpaceRequest>(&client).await;
     let mut tasks = Vec::new();
+    let index = Arc::new(Index::new());
     let all = watcher::Config::default;
     let provisioned = || watcher::Config::default().labels(PROVISIONED_SELECTOR);
     // One watch per kind, feeding both the caches every World is built from and the
     // controllers' triggers (a trigger is dispatched after its cache has the object, so a
     // reconcile never reads an older state than the event that caused it).
-    let (classes, _) = cache::<DeploymentTargetClass>(&client, all(), 0, &mut tasks);
-    let (targets, mut target_events) = cache::<DeploymentTarget>(&client, all(), 3, &mut tasks);
-    let (claims, mut claim_events) = cache::<DeploymentTargetClaim>(&client, all(), 2, &mut tasks);
+    let (classes, _) = cache::<DeploymentTargetClass>(&client, &index, all(), 0, &mut tasks);
+    let (targets, mut target_events) =
+        cache::<DeploymentTarget>(&client, &index, all(), 3, &mut tasks);
+    let (claims, mut claim_events) =
+        cache::<DeploymentTargetClaim>(&client, &index, all(), 2, &mut tasks);
     let (environments, mut environment_events) =
-        cache::<Environment>(&client, all(), 1, &mut tasks);
+        cache::<Environment>(&client, &index, all(), 2, &mut tasks);
     let (managed, mut managed_events) =
-        cache::<GitOpsDeploymentManagedEnvironment>(&client, all(), 2, &mut tasks);
-    let (secrets, mut secret_events) = cache::<Secret>(&client, all(), 1, &mut tasks);
-    let (namespaces, mut namespace_events) = cache::<Namespace>(&client, all(), 1, &mut tasks);
-    let (service_accounts, _) = cache::<ServiceAccount>(&client, provisioned(), 0, &mut tasks);
-    let (role_bindings, _) = cache::<RoleBinding>(&client, provisioned(), 0, &mut tasks);
+        cache::<GitOpsDeploymentManagedEnvironment>(&client, &index, all(), 2, &mut tasks);
+    let (secrets, mut secret_events) = cache::<Secret>(&client, &index, all(), 1, &mut tasks);
+    let (namespaces, mut namespace_events) =
+        cache::<Namespace>(&client, &index, all(), 1, &mut tasks);
+    let (service_accounts, _) =
+        cache::<ServiceAccount>(&client, &index, provisioned(), 0, &mut tasks);
+    let (role_bindings, _) = cache::<RoleBinding>(&client, &index, provisioned(), 0, &mut tasks);
     let (space_requests, mut space_request_events) = match has_space_requests {
         true => {
-            let (store, events) = cache::<SpaceRequest>(&client, all(), 2, &mut tasks);
+            let (store, events) = cache::<SpaceRequest>(&client, &index, all(), 2, &mut tasks);
             (Some(store), events)
         }
         false => {
@@ -242,6 +245,7 @@ async fn run(
         }
     };
     let caches = Caches {
+        index,
         classes,
         targets,
         claims,
@@ -392,6 +396,11 @@ async fn run(
     // kube-runtime reconciles only objects that exist, so an Environment that is gone is
     // reconciled through its managed environment: the Environment's reconcile deletes it.
     let orphans = Controller::for_shared_stream(take(&mut managed_events), caches.managed.clone())
+        .watches_shared_stream(take(&mut environment_events), |env| {
+            let namespace = namespace_of(&*env);
+            let name = environment::managed_environment_name(&env.name_any());
+            Some(reflector::ObjectRef::new(&name).within(&namespace))
+        })
         .with_config(one_at_a_time())
         .graceful_shutdown_on(stopped(stop.clone()))
         .run(reconcile_orphan, error_policy, shared.clone())
@@ -426,8 +435,8 @@ async fn run(
     Ok(())
 }
 
-/// How often a managed environment is looked at again, so that one whose Environment was
-/// deleted goes even though nothing about it changes.
+/// How often a managed environment is looked at again, so that one whose Environment's
+/// deletion was not watched (it happened while the watch was down) goes all the same.
 const ORPHAN_RESYNC: Duration = Duration::from_secs(60);
 
 /// A managed environment whose Environment is gone is deleted (the Environment's reconcile
@@ -447,11 +456,7 @@ async fn reconcile_orphan(
         }
         let world = shared.caches.world(&env.namespace);
         let outcome = environment::reconcile_environment(&env, &world, &shared.context());
-        let metrics = shared.host.metrics.clone();
-        executor::execute(&shared.client, &outcome.writes, |(kind, verb)| {
-            metrics.observe_write("environments", kind.as_str(), verb)
-        })
-        .await?;
+        execute(&shared, "environments", &outcome).await?;
     }
     Ok(Action::requeue(ORPHAN_RESYNC))
 }
@@ -464,12 +469,12 @@ fn one_at_a_time() -> kube::runtime::controller::Config {
     kube::runtime::controller::Config::default().concurrency(1)
 }
 
-/// One of the change streams [`cache`] subscribed: as many were made as there are uses.
-fn take<K>(events: &mut Vec<ReflectHandle<K>>) -> ReflectHandle<K>
-where
-    K: Resource<DynamicType = ()> + Clone + 'static,
-{
-    events.pop().expect("cache() subscribes one stream per use")
+/// A controller's trigger: the objects of a kind as they change, and as they are deleted.
+type Trigger<K> = BoxStream<'static, Arc<K>>;
+
+/// One of the triggers [`cache`] made: as many were made as there are uses.
+fn take<K>(triggers: &mut Vec<Trigger<K>>) -> Trigger<K> {
+    triggers.pop().expect("cache() makes one trigger per use")
 }
 
 fn namespace_of<K: Resource>(object: &K) -> String {
@@ -486,34 +491,53 @@ where
         .collect()
 }
 
-/// A watch cache of every `K` the client may see (with `config`), fed by a task pushed on
-/// `tasks`, and `subscribers` streams of its changes for controllers' triggers.
+/// A watch of every `K` the client may see (with `config`), fed by a task pushed on `tasks`
+/// into `index` and into a kube-runtime store, with `subscribers` triggers for controllers.
+/// The index takes an event before the store dispatches it, so a reconcile never reads an
+/// older state than the event that caused it.
+///
+/// A trigger carries deletions too: kube-runtime's shared streams carry only objects the store
+/// still holds, yet a deleted namespace is what a deprovisioning target waits for, and a
+/// deleted Environment what its managed environment waits for.
 fn cache<K>(
     client: &Client,
+    index: &Arc<Index>,
     config: watcher::Config,
     subscribers: usize,
     tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) -> (Store<K>, Vec<ReflectHandle<K>>)
+) -> (Store<K>, Vec<Trigger<K>>)
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Indexed + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
 {
     let (reader, writer) = reflector::store_shared(CHANGE_BUFFER);
-    let handles = (0..subscribers)
-        .filter_map(|_| writer.subscribe())
-        .collect();
+    let mut triggers = Vec::new();
+    let mut deletions = Vec::new();
+    for handle in (0..subscribers).filter_map(|_| writer.subscribe()) {
+        let (sender, receiver) = mpsc::unbounded_channel::<Arc<K>>();
+        let deleted = stream::unfold(receiver, |mut r| async move { Some((r.recv().await?, r)) });
+        triggers.push(stream::select(handle, deleted).boxed());
+        deletions.push(sender);
+    }
     let api: Api<K> = Api::all(client.clone());
-    let stream = reflector::reflector(writer, watcher(api, config).default_backoff())
+    let index = index.clone();
+    let events = (watcher(api, config).default_backoff())
+        .modify(|o| without_managed_fields(o.meta_mut()))
+        .map_ok(move |event| {
+            index.apply(change(&event));
+            if let watcher::Event::Delete(object) = &event {
+                let object = Arc::new(object.clone());
+                for sender in &deletions {
+                    let _ = sender.send(object.clone());
+                }
+            }
+            event
+        });
+    let stream = reflector::reflector(writer, events)
         .applied_objects()
         .map_err(|e| tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying"))
         .for_each(|_| async {});
     tasks.push(tokio::spawn(stream));
-    (reader, handles)
+    (reader, triggers)
 }
 
 /// How many changes a slow controller may lag behind its cache before the cache waits for it.
@@ -564,29 +588,21 @@ where
     );
     let world = shared.caches.world(&namespace);
     let outcome = decide(&reference, &world, &shared.context());
-    let metrics = shared.host.metrics.clone();
-    let written = executor::execute(&shared.client, &outcome.writes, |(kind, verb)| {
-        metrics.observe_write(controller, kind.as_str(), verb)
-    })
-    .await;
+    let written = execute(&shared, controller, &outcome).await;
     publish_events(&shared, &world, &outcome).await;
-    let result = match (written, outcome.error) {
+    let soon = Duration::from_millis(200);
+    let (result, label) = match (written, outcome.error) {
         (Err(e), _) if e.is_stale_read() => {
             tracing::debug!(object = %reference, error = %e, "stale cache; retrying");
-            Ok(Action::requeue(Duration::from_millis(200)))
+            (Ok(Action::requeue(soon)), "requeue")
         }
-        (Err(e), _) => Err(ReconcileError::Write(e)),
-        (Ok(()), Some(error)) => Err(ReconcileError::Reported(error)),
-        (Ok(()), None) => Ok(match outcome.next {
-            Next::Done => Action::await_change(),
-            Next::Requeue => Action::requeue(Duration::from_millis(200)),
-            Next::RequeueAfter(after) => Action::requeue(after),
-        }),
-    };
-    let label = match &result {
-        Ok(_) if matches!(outcome.next, Next::Done) => "success",
-        Ok(_) => "requeue",
-        Err(_) => "error",
+        (Err(e), _) => (Err(ReconcileError::Write(e)), "error"),
+        (Ok(()), Some(error)) => (Err(ReconcileError::Reported(error)), "error"),
+        (Ok(()), None) => match outcome.next {
+            Next::Done => (Ok(Action::await_change()), "success"),
+            Next::Requeue => (Ok(Action::requeue(soon)), "requeue"),
+            Next::RequeueAfter(after) => (Ok(Action::requeue(after)), "requeue"),
+        },
     };
     if let Err(e) = &result {
         tracing::warn!(object = %reference, error = %e, "reconcile failed");
@@ -596,6 +612,23 @@ where
         .metrics
         .observe_reconcile(controller, label, started.elapsed());
     result
+}
+
+/// Executes an outcome's writes, counting them and putting what the API server returned in
+/// the index (so the next reconcile reads this one's writes even before their watch events).
+async fn execute(
+    shared: &Shared,
+    controller: &'static str,
+    outcome: &Outcome,
+) -> Result<(), WriteError> {
+    executor::execute(&shared.client, &outcome.writes, |written: Written| {
+        (shared.host.metrics).observe_write(controller, written.kind.as_str(), written.verb);
+        if let Some(mut object) = written.object {
+            without_managed_fields(object.meta_mut());
+            shared.caches.index.wrote(object);
+        }
+    })
+    .await
 }
 
 fn error_policy<K>(_object: Arc<K>, _error: &ReconcileError, _shared: Arc<Shared>) -> Action {

@@ -46,16 +46,22 @@ impl WriteError {
     }
 }
 
-/// One executed write, for metrics: the kind and the verb.
-pub type Written = (Kind, &'static str);
+/// One executed write: the kind and the verb (for metrics), and the object as the API server
+/// returned it (none for a delete), for the controller's index.
+pub struct Written {
+    pub kind: Kind,
+    pub verb: &'static str,
+    pub object: Option<Object>,
+}
 
-/// Executes `writes` in order; returns what was written, or the first failure.
+/// Executes `writes` in order, telling `on_write` of each done; returns the first failure.
 pub async fn execute(
     client: &Client,
     writes: &[Write],
     mut on_write: impl FnMut(Written),
 ) -> Result<(), WriteError> {
     let mut versions: HashMap<ObjectRef, String> = HashMap::new();
+    let version = |o: &Object| o.meta().resource_version.clone();
     for write in writes {
         let reference = write.target();
         let verb = write.verb();
@@ -86,22 +92,20 @@ pub async fn execute(
                 create(client, &Object::Secret(secret)).await
             }
         };
-        match result {
-            Ok(Some(version)) => {
-                versions.insert(reference.clone(), version);
-            }
-            Ok(None) => {
-                versions.remove(&reference);
-            }
-            Err(source) => {
-                return Err(WriteError::Api {
-                    verb,
-                    object: reference,
-                    source,
-                });
-            }
-        }
-        on_write((reference.kind, verb));
+        let object = result.map_err(|source| WriteError::Api {
+            verb,
+            object: reference.clone(),
+            source,
+        })?;
+        match object.as_ref().and_then(version) {
+            Some(version) => versions.insert(reference.clone(), version),
+            None => versions.remove(&reference),
+        };
+        on_write(Written {
+            kind: reference.kind,
+            verb,
+            object,
+        });
     }
     Ok(())
 }
@@ -124,49 +128,60 @@ where
     Api::namespaced(client.clone(), namespace)
 }
 
-/// Runs `$body` with `$api` bound to the typed Api of `$object`'s kind and `$typed` to the
-/// typed object: one place that maps our kinds to the API's resources.
+/// Runs `$body` with `$api` bound to the typed Api of `$object`'s kind, `$typed` to the typed
+/// object and `$wrap` to the [`Object`] variant: one place that maps our kinds to the API's
+/// resources.
 macro_rules! with_typed {
-    ($client:expr, $object:expr, |$api:ident, $typed:ident| $body:expr) => {{
+    ($client:expr, $object:expr, |$api:ident, $typed:ident, $wrap:ident| $body:expr) => {{
         let namespace = $object.meta().namespace.clone().unwrap_or_default();
         match $object {
             Object::Class($typed) => {
+                let $wrap = Object::Class;
                 let $api: Api<DeploymentTargetClass> = Api::all($client.clone());
                 $body
             }
             Object::Namespace($typed) => {
+                let $wrap = Object::Namespace;
                 let $api: Api<Namespace> = Api::all($client.clone());
                 $body
             }
             Object::Target($typed) => {
+                let $wrap = Object::Target;
                 let $api = api::<DeploymentTarget>($client, &namespace);
                 $body
             }
             Object::Claim($typed) => {
+                let $wrap = Object::Claim;
                 let $api = api::<DeploymentTargetClaim>($client, &namespace);
                 $body
             }
             Object::Environment($typed) => {
+                let $wrap = Object::Environment;
                 let $api = api::<Environment>($client, &namespace);
                 $body
             }
             Object::ManagedEnvironment($typed) => {
+                let $wrap = Object::ManagedEnvironment;
                 let $api = api::<GitOpsDeploymentManagedEnvironment>($client, &namespace);
                 $body
             }
             Object::SpaceRequest($typed) => {
+                let $wrap = Object::SpaceRequest;
                 let $api = api::<SpaceRequest>($client, &namespace);
                 $body
             }
             Object::ServiceAccount($typed) => {
+                let $wrap = Object::ServiceAccount;
                 let $api = api::<ServiceAccount>($client, &namespace);
                 $body
             }
             Object::RoleBinding($typed) => {
+                let $wrap = Object::RoleBinding;
                 let $api = api::<RoleBinding>($client, &namespace);
                 $body
             }
             Object::Secret($typed) => {
+                let $wrap = Object::Secret;
                 let $api = api::<Secret>($client, &namespace);
                 $body
             }
@@ -174,39 +189,37 @@ macro_rules! with_typed {
     }};
 }
 
-/// Creates `object`; returns the new resourceVersion.
-async fn create(client: &Client, object: &Object) -> Result<Option<String>, kube::Error> {
-    with_typed!(client, object, |api, typed| {
+/// Creates `object`; returns it as created.
+async fn create(client: &Client, object: &Object) -> Result<Option<Object>, kube::Error> {
+    with_typed!(client, object, |api, typed, wrap| {
         let mut typed = typed.clone();
         typed.meta_mut().resource_version = None;
-        version(api.create(&PostParams::default(), &typed).await)
+        let created = api.create(&PostParams::default(), &typed).await?;
+        Ok(Some(wrap(created)))
     })
 }
 
-/// Replaces `object` (its status subresource with `status`); returns the new resourceVersion.
+/// Replaces `object` (its status subresource with `status`); returns it as written.
 async fn replace(
     client: &Client,
     object: &Object,
     status: bool,
-) -> Result<Option<String>, kube::Error> {
+) -> Result<Option<Object>, kube::Error> {
     let name = object.meta().name.clone().unwrap_or_default();
-    with_typed!(client, object, |api, typed| {
-        match status {
-            true => version(
+    with_typed!(client, object, |api, typed, wrap| {
+        let written = match status {
+            true => {
                 api.replace_status(&name, &PostParams::default(), typed)
-                    .await,
-            ),
-            false => version(api.replace(&name, &PostParams::default(), typed).await),
-        }
+                    .await?
+            }
+            false => api.replace(&name, &PostParams::default(), typed).await?,
+        };
+        Ok(Some(wrap(written)))
     })
 }
 
-fn version<K: Resource>(result: Result<K, kube::Error>) -> Result<Option<String>, kube::Error> {
-    result.map(|o| o.meta().resource_version.clone())
-}
-
 /// Deletes the object (a missing one is deleted already).
-async fn delete(client: &Client, reference: &ObjectRef) -> Result<Option<String>, kube::Error> {
+async fn delete(client: &Client, reference: &ObjectRef) -> Result<Option<Object>, kube::Error> {
     let dp = DeleteParams::background();
     let ns = reference.namespace.as_str();
     let name = reference.name.as_str();

@@ -17,9 +17,11 @@
 //! - [`apiserver`]: API-server semantics over a `World`; [`offline`]: the fixpoint loop of
 //!   `cvo dt reconcile`; [`load`]: its input, a YAML stream of objects.
 //! - [`operator_status`]: the ClusterOperator the controller keeps.
+//! - [`index`]: the controller's index of watched objects (and of its own writes) that every
+//!   reconcile's `World` is cut from.
 //!
 //! Shell (I/O): [`executor`] (an `Outcome`'s writes against the API server) and
-//! [`controller`] (watch caches, kube-runtime controllers, Events, the ClusterOperator).
+//! [`controller`] (watches feeding the index, kube-runtime controllers, Events, the ClusterOperator).
 
 pub mod apiserver;
 pub mod binder;
@@ -29,6 +31,7 @@ pub mod crds;
 pub mod dns1123;
 pub mod environment;
 pub mod executor;
+pub mod index;
 pub mod keys;
 pub mod load;
 pub mod matching;

@@ -5,6 +5,7 @@
 //! itself. Neither kind of caller is visible from here.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
@@ -244,9 +245,12 @@ impl Object {
 
 /// The objects a reconcile may read, keyed and ordered by kind, namespace and name (so a
 /// listing comes in the API server's order: by name).
+///
+/// Objects are shared (`Arc`): the controller builds a World per reconcile from its index of
+/// watched objects without copying them; a change ([`World::get_mut`]) copies on write.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct World {
-    objects: BTreeMap<ObjectRef, Object>,
+    objects: BTreeMap<ObjectRef, Arc<Object>>,
     /// The highest `resourceVersion` seen or given out (the API server's etcd revision), for
     /// [`World::apply`](super::apiserver).
     revision: u64,
@@ -280,11 +284,26 @@ impl World {
 
     /// Adds or replaces an object.
     pub fn insert(&mut self, object: Object) {
+        self.insert_shared(Arc::new(object));
+    }
+
+    /// Adds or replaces an object shared with others (a watch index).
+    pub fn insert_shared(&mut self, object: Arc<Object>) {
         let version = object.meta().resource_version.as_deref();
         if let Some(version) = version.and_then(|v| v.parse::<u64>().ok()) {
             self.revision = self.revision.max(version);
         }
         self.objects.insert(object.reference(), object);
+    }
+
+    /// A World of these shared objects, given in key order (as an index's ranges give them).
+    pub fn from_sorted(objects: impl IntoIterator<Item = (ObjectRef, Arc<Object>)>) -> Self {
+        let objects: BTreeMap<ObjectRef, Arc<Object>> = objects.into_iter().collect();
+        let revision = (objects.values())
+            .filter_map(|o| o.meta().resource_version.as_deref()?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        World { objects, revision }
     }
 
     /// The highest `resourceVersion` seen or given out: it moves on every change
@@ -300,20 +319,21 @@ impl World {
     }
 
     pub fn remove(&mut self, reference: &ObjectRef) -> Option<Object> {
-        self.objects.remove(reference)
+        (self.objects.remove(reference)).map(Arc::unwrap_or_clone)
     }
 
     pub fn get(&self, reference: &ObjectRef) -> Option<&Object> {
-        self.objects.get(reference)
+        self.objects.get(reference).map(|o| &**o)
     }
 
+    /// The object to change in place (copied first if it is shared).
     pub fn get_mut(&mut self, reference: &ObjectRef) -> Option<&mut Object> {
-        self.objects.get_mut(reference)
+        self.objects.get_mut(reference).map(Arc::make_mut)
     }
 
     /// Every object, by kind, namespace and name.
     pub fn objects(&self) -> impl Iterator<Item = &Object> {
-        self.objects.values()
+        self.objects.values().map(|o| &**o)
     }
 
     /// The objects of a kind in a namespace (`""` for cluster-scoped kinds), by name.
@@ -326,14 +346,14 @@ impl World {
         let namespace = start.namespace.clone();
         (self.objects.range(start..))
             .take_while(move |(r, _)| r.kind == kind && r.namespace == namespace)
-            .map(|(_, o)| o)
+            .map(|(_, o)| &**o)
     }
 
     /// Every object of a kind, by namespace and name.
     pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Object> {
         (self.objects.range(ObjectRef::new(kind, "", "")..))
             .take_while(move |(r, _)| r.kind == kind)
-            .map(|(_, o)| o)
+            .map(|(_, o)| &**o)
     }
 
     /// A DeploymentTargetClass by name.
