@@ -8,37 +8,77 @@ use super::meta::{annotation, name, namespace};
 use super::model::World;
 use super::types::{DeploymentTarget, DeploymentTargetClaim, TargetPhase};
 
-/// `doesDTMatchDTC`: whether `target` may be bound to `claim`; else why not.
+/// Why a target may not be bound to a claim: a `doesDTMatchDTC` mismatch or a
+/// `checkForBindingConflict` conflict, each with upstream's reason. Kept apart from the
+/// message so that matching, which tries every target of a namespace, formats nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    Mismatch(&'static str),
+    Conflict(&'static str),
+}
+
+/// `doesDTMatchDTC`'s checks in its order, then `checkForBindingConflict`'s.
+fn refusal(target: &DeploymentTarget, claim: &DeploymentTargetClaim) -> Option<Refusal> {
+    let claim_ref = target.spec.claim_ref.as_str();
+    if !claim_ref.is_empty() && claim_ref != name(&claim.metadata) {
+        return Some(Refusal::Mismatch(
+            "DeploymentTarget already references another DeploymentTargetClaim via DeploymentTarget's .spec.claimRef field",
+        ));
+    }
+    if target.spec.deployment_target_class_name != claim.spec.deployment_target_class_name {
+        return Some(Refusal::Mismatch(
+            "deploymentTargetClassName does not match",
+        ));
+    }
+    // No phase ("") is as good as Available: user-made targets have none.
+    if !matches!(target.phase(), None | Some(TargetPhase::Available)) {
+        return Some(Refusal::Mismatch(
+            "DeploymentTarget is not in Available phase",
+        ));
+    }
+    if target.spec.kubernetes_credentials.is_empty() {
+        return Some(Refusal::Mismatch(
+            "DeploymentTarget does not have cluster credentials",
+        ));
+    }
+    binding_conflict(claim, target).map(Refusal::Conflict)
+}
+
+/// `checkForBindingConflict`'s reason, if a claim and a target point at others.
+fn binding_conflict(
+    claim: &DeploymentTargetClaim,
+    target: &DeploymentTarget,
+) -> Option<&'static str> {
+    let claim_name = name(&claim.metadata);
+    let target_name = name(&target.metadata);
+    let wanted = claim.spec.target_name.as_str();
+    let claim_ref = target.spec.claim_ref.as_str();
+    let wants_this_or_any = wanted == target_name || wanted.is_empty();
+    if wants_this_or_any && !claim_ref.is_empty() && claim_ref != claim_name {
+        return Some("DeploymentTarget has a claimRef to another DeploymentTargetClaim");
+    }
+    let free_or_ours = claim_ref == claim_name || claim_ref.is_empty();
+    if free_or_ours && !wanted.is_empty() && wanted != target_name {
+        return Some("DeploymentTargetClaim targets a DeploymentTarget that is already claimed");
+    }
+    None
+}
+
+/// `doesDTMatchDTC`: whether `target` may be bound to `claim`; else why not, in upstream's words.
 pub fn target_matches_claim(
     target: &DeploymentTarget,
     claim: &DeploymentTargetClaim,
 ) -> Result<(), String> {
-    let claim_name = name(&claim.metadata);
-    let mismatch = |reason: &str| {
-        Err(format!(
+    match refusal(target, claim) {
+        None => Ok(()),
+        Some(Refusal::Mismatch(reason)) => Err(format!(
             "DeploymentTarget {} does not match DeploymentTargetClaim {} in namespace {}: {reason}",
             name(&target.metadata),
-            claim_name,
+            name(&claim.metadata),
             namespace(&claim.metadata),
-        ))
-    };
-    let claim_ref = target.spec.claim_ref.as_str();
-    if !claim_ref.is_empty() && claim_ref != claim_name {
-        return mismatch(
-            "DeploymentTarget already references another DeploymentTargetClaim via DeploymentTarget's .spec.claimRef field",
-        );
+        )),
+        Some(Refusal::Conflict(reason)) => Err(conflict_message(claim, target, reason)),
     }
-    if target.spec.deployment_target_class_name != claim.spec.deployment_target_class_name {
-        return mismatch("deploymentTargetClassName does not match");
-    }
-    // No phase ("") is as good as Available: user-made targets have none.
-    if !matches!(target.phase(), None | Some(TargetPhase::Available)) {
-        return mismatch("DeploymentTarget is not in Available phase");
-    }
-    if target.spec.kubernetes_credentials.is_empty() {
-        return mismatch("DeploymentTarget does not have cluster credentials");
-    }
-    check_binding_conflict(claim, target)
 }
 
 /// `checkForBindingConflict`: a claim and a target that point at others.
@@ -46,26 +86,24 @@ pub fn check_binding_conflict(
     claim: &DeploymentTargetClaim,
     target: &DeploymentTarget,
 ) -> Result<(), String> {
-    let claim_name = name(&claim.metadata);
-    let target_name = name(&target.metadata);
-    let wanted = claim.spec.target_name.as_str();
-    let claim_ref = target.spec.claim_ref.as_str();
-    let conflict = |reason: &str| {
-        Err(format!(
-            "cannot bind DeploymentTargetClaim {claim_name} with target {wanted:?} to DeploymentTarget {target_name} with claim ref {claim_ref:?}: {reason}"
-        ))
-    };
-    let wants_this_or_any = wanted == target_name || wanted.is_empty();
-    if wants_this_or_any && !claim_ref.is_empty() && claim_ref != claim_name {
-        return conflict("DeploymentTarget has a claimRef to another DeploymentTargetClaim");
+    match binding_conflict(claim, target) {
+        None => Ok(()),
+        Some(reason) => Err(conflict_message(claim, target, reason)),
     }
-    let free_or_ours = claim_ref == claim_name || claim_ref.is_empty();
-    if free_or_ours && !wanted.is_empty() && wanted != target_name {
-        return conflict(
-            "DeploymentTargetClaim targets a DeploymentTarget that is already claimed",
-        );
-    }
-    Ok(())
+}
+
+fn conflict_message(
+    claim: &DeploymentTargetClaim,
+    target: &DeploymentTarget,
+    reason: &str,
+) -> String {
+    format!(
+        "cannot bind DeploymentTargetClaim {} with target {:?} to DeploymentTarget {} with claim ref {:?}: {reason}",
+        name(&claim.metadata),
+        claim.spec.target_name,
+        name(&target.metadata),
+        target.spec.claim_ref,
+    )
 }
 
 /// Whether the binder marked the claim for dynamic provisioning.
@@ -81,9 +119,8 @@ pub fn find_matching_target<'a>(
 ) -> Option<&'a DeploymentTarget> {
     let marked = is_marked_for_provisioning(claim);
     let claim_name = name(&claim.metadata);
-    (world.targets(namespace(&claim.metadata))).find(|t| {
-        (!marked || t.spec.claim_ref == claim_name) && target_matches_claim(t, claim).is_ok()
-    })
+    (world.targets(namespace(&claim.metadata)))
+        .find(|t| (!marked || t.spec.claim_ref == claim_name) && refusal(t, claim).is_none())
 }
 
 /// Why [`bound_target`] found no single target.
