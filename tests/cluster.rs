@@ -8,12 +8,11 @@ mod cluster_support;
 mod foreign_crds;
 #[path = "support/registry.rs"]
 mod registry_support;
+#[path = "support/runner.rs"]
+mod runner;
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -29,6 +28,8 @@ use cvo::cluster::{
     ClusterVersionSpec, crds,
 };
 use cvo::include::ComponentOverride;
+pub use runner::Ctx;
+use runner::{Suite, TestFn};
 
 #[path = "cluster/apply.rs"]
 mod apply_tests;
@@ -56,15 +57,6 @@ use upgrade_tests::{
 const MANAGER: &str = "cluster-version-operator";
 /// Bounds every test, so a hung watch fails the test instead of the binary.
 const TEST_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What a test gets: an admin client and the cluster, for other identities.
-struct Ctx<'a> {
-    admin: kube::Client,
-    cluster: &'a Cluster,
-}
-
-type TestFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + 'a>>;
-type TestFn = for<'a> fn(&'a Ctx<'a>) -> TestFuture<'a>;
 
 const TESTS: &[(&str, TestFn)] = &[
     ("crds_apply_and_become_established", |c| {
@@ -143,77 +135,13 @@ const TESTS: &[(&str, TestFn)] = &[
 ];
 
 fn main() -> ExitCode {
-    let started = Instant::now();
-    let mut cluster = match Cluster::start() {
-        Ok(cluster) => cluster,
-        Err(e) if std::env::var("CVO_REQUIRE_CLUSTER").as_deref() == Ok("1") => {
-            eprintln!("error: cannot start the test cluster and CVO_REQUIRE_CLUSTER=1: {e:#}");
-            return ExitCode::FAILURE;
-        }
-        Err(e) => {
-            println!(
-                "skipping the cluster tests: cannot start a cluster ({e:#}); set CVO_REQUIRE_CLUSTER=1 to fail instead"
-            );
-            return ExitCode::SUCCESS;
-        }
+    let suite = Suite {
+        what: "cluster",
+        tests: TESTS,
+        timeout: TEST_TIMEOUT,
+        setup: None,
     };
-    let failed = run_all(&cluster);
-    cluster.stop();
-    println!("{} passed, {failed} failed", TESTS.len() - failed);
-    eprintln!("cluster tests took {:.1}s", started.elapsed().as_secs_f64());
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// Runs every test (or those whose name contains the first argument); returns how many failed.
-fn run_all(cluster: &Cluster) -> usize {
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot build a tokio runtime: {e}");
-            return TESTS.len();
-        }
-    };
-    let admin = match runtime.block_on(cluster.admin()) {
-        Ok(admin) => admin,
-        Err(e) => {
-            eprintln!("error: cannot build the admin client: {e:#}");
-            return TESTS.len();
-        }
-    };
-    let ctx = Ctx { admin, cluster };
-    let mut failed = 0;
-    for (name, test) in TESTS {
-        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
-            continue;
-        }
-        let t0 = Instant::now();
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            runtime.block_on(async { tokio::time::timeout(TEST_TIMEOUT, test(&ctx)).await })
-        }));
-        let error = match outcome {
-            Ok(Ok(Ok(()))) => None,
-            Ok(Ok(Err(e))) => Some(format!("{e:#}")),
-            Ok(Err(_)) => Some(format!("timed out after {TEST_TIMEOUT:?}")),
-            Err(_) => Some("panicked (message above)".to_string()),
-        };
-        let secs = t0.elapsed().as_secs_f64();
-        match error {
-            None => println!("test {name} ... ok ({secs:.2}s)"),
-            Some(e) => {
-                failed += 1;
-                println!("test {name} ... FAILED ({secs:.2}s): {e}");
-            }
-        }
-    }
-    failed
+    suite.main(Cluster::start)
 }
 
 /// Server-side applies both CRDs as the CVO's field manager and waits until they serve.
