@@ -389,30 +389,24 @@ pub async fn namespace_provisioner_lifecycle(ctx: &Ctx<'_>) -> anyhow::Result<()
     })
     .await?;
 
-    // Deleting the claim deletes the target and the namespace (reclaim policy Delete), as soon
-    // as the namespace is gone (well before the 30 s the target's deprovisioning polls at).
+    // Deleting the claim deletes the target and the namespace (reclaim policy Delete).
     let claims: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), "team-a");
     claims.delete("dev", &DeleteParams::default()).await?;
     let dt_name = dt.name_any();
-    eventually(
-        "claim, target and namespace gone",
-        Duration::from_secs(25),
-        || {
-            let (claims, targets, namespaces, dt_name, ns) = (
-                claims.clone(),
-                targets.clone(),
-                namespaces.clone(),
-                dt_name.clone(),
-                provisioned.clone(),
-            );
-            async move {
-                let gone = claims.get_opt("dev").await?.is_none()
-                    && targets.get_opt(&dt_name).await?.is_none()
-                    && namespaces.get_opt(&ns).await?.is_none();
-                Ok(gone.then_some(()))
-            }
-        },
-    )
+    eventually("namespace gone", Duration::from_secs(60), || {
+        let (namespaces, ns) = (namespaces.clone(), provisioned.clone());
+        async move { Ok(namespaces.get_opt(&ns).await?.is_none().then_some(())) }
+    })
+    .await?;
+    // The target hears its namespace go (not the 30 s deprovisioning poll).
+    eventually("claim and target gone", Duration::from_secs(10), || {
+        let (claims, targets, dt_name) = (claims.clone(), targets.clone(), dt_name.clone());
+        async move {
+            let gone = claims.get_opt("dev").await?.is_none()
+                && targets.get_opt(&dt_name).await?.is_none();
+            Ok(gone.then_some(()))
+        }
+    })
     .await?;
     Ok(())
 }
@@ -526,6 +520,18 @@ pub async fn claims_created_together_bind_distinct_targets(ctx: &Ctx<'_>) -> any
         targets.create(&PostParams::default(), &dt).await?;
     }
     let _controller = start_controller(ctx).await?;
+    // Once the reclaimer has put its finalizer on every target, nothing but the binder writes
+    // them: a claim can then only lose its target to another claim, never to a conflict.
+    eventually("finalizers on the targets", Duration::from_secs(30), || {
+        let targets = targets.clone();
+        async move {
+            let list = targets.list(&Default::default()).await?.items;
+            let all = list.len() == N
+                && (list.iter()).all(|t| t.finalizers().iter().any(|f| f == keys::FINALIZER_DT));
+            Ok(all.then_some(()))
+        }
+    })
+    .await?;
     let names: Vec<String> = (0..N).map(|i| format!("c-{i:02}")).collect();
     let creates = names
         .iter()
@@ -544,6 +550,12 @@ pub async fn claims_created_together_bind_distinct_targets(ctx: &Ctx<'_>) -> any
             c.spec.target_name
         );
     }
+    // No claim had to give up a target another one took: each read the binds before it.
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(admin.clone(), "team-e");
+    let rematched = (events.list(&Default::default()).await?.items.into_iter())
+        .filter(|e| e.reason.as_deref() == Some("Rematching"))
+        .count();
+    ensure!(rematched == 0, "{rematched} claims rematched");
     Ok(())
 }
 

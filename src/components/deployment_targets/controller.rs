@@ -126,6 +126,7 @@ impl Caches {
 trait Indexed: Resource<DynamicType = ()> + Clone {
     const KIND: Kind;
     fn into_object(self) -> Object;
+    fn from_object(object: &Object) -> Option<Self>;
 }
 
 macro_rules! indexed {
@@ -134,6 +135,12 @@ macro_rules! indexed {
             const KIND: Kind = Kind::$kind;
             fn into_object(self) -> Object {
                 Object::$variant(self)
+            }
+            fn from_object(object: &Object) -> Option<Self> {
+                match object {
+                    Object::$variant(o) => Some(o.clone()),
+                    _ => None,
+                }
             }
         }
     )*};
@@ -446,15 +453,10 @@ async fn reconcile_orphan(
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
     for env in environment::environment_for_managed_environment(&managed) {
-        if shared
-            .caches
-            .environments
-            .get(&reflector::ObjectRef::new(&env.name).within(&env.namespace))
-            .is_some()
-        {
+        let world = shared.caches.world(&env.namespace);
+        if world.environment(&env.namespace, &env.name).is_some() {
             continue;
         }
-        let world = shared.caches.world(&env.namespace);
         let outcome = environment::reconcile_environment(&env, &world, &shared.context());
         execute(&shared, "environments", &outcome).await?;
     }
@@ -513,32 +515,50 @@ where
     let mut triggers = Vec::new();
     let mut deletions = Vec::new();
     for handle in (0..subscribers).filter_map(|_| writer.subscribe()) {
-        let (sender, receiver) = mpsc::unbounded_channel::<Arc<K>>();
+        let (sender, receiver) = mpsc::channel::<Arc<K>>(DELETION_BUFFER);
         let deleted = stream::unfold(receiver, |mut r| async move { Some((r.recv().await?, r)) });
         triggers.push(stream::select(handle, deleted).boxed());
         deletions.push(sender);
     }
     let api: Api<K> = Api::all(client.clone());
     let index = index.clone();
+    // What the index removed, announced once the store has removed it too (so a reconcile a
+    // deletion triggers finds it gone in both).
+    let removed = Arc::new(std::sync::Mutex::new(Vec::<Arc<Object>>::new()));
+    let removing = removed.clone();
     let events = (watcher(api, config).default_backoff())
         .modify(|o| without_managed_fields(o.meta_mut()))
         .map_ok(move |event| {
-            index.apply(change(&event));
-            if let watcher::Event::Delete(object) = &event {
-                let object = Arc::new(object.clone());
-                for sender in &deletions {
-                    let _ = sender.send(object.clone());
-                }
+            let gone = index.apply(change(&event));
+            if !gone.is_empty() {
+                removing
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(gone);
             }
             event
         });
     let stream = reflector::reflector(writer, events)
+        .inspect_ok(move |_| {
+            let gone = std::mem::take(&mut *removed.lock().unwrap_or_else(|e| e.into_inner()));
+            for object in gone.iter().filter_map(|o| K::from_object(o)).map(Arc::new) {
+                for sender in &deletions {
+                    // Only a trigger: a controller that far behind reconciles it on its resync.
+                    if sender.try_send(object.clone()).is_err() {
+                        tracing::debug!(kind = %K::kind(&()), "a deletion trigger was dropped");
+                    }
+                }
+            }
+        })
         .applied_objects()
         .map_err(|e| tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying"))
         .for_each(|_| async {});
     tasks.push(tokio::spawn(stream));
     (reader, triggers)
 }
+
+/// How many deletions a controller may lag behind before further ones are dropped.
+const DELETION_BUFFER: usize = 1024;
 
 /// How many changes a slow controller may lag behind its cache before the cache waits for it.
 const CHANGE_BUFFER: usize = 4096;

@@ -43,6 +43,17 @@ struct Inner {
     relisting: HashMap<Kind, Vec<Arc<Object>>>,
 }
 
+impl Inner {
+    /// Holds `object` unless the index holds a newer version of it.
+    fn put(&mut self, object: Arc<Object>) {
+        let reference = object.reference();
+        let newer = (self.objects.get(&reference)).is_none_or(|held| !is_older(&object, held));
+        if newer {
+            self.objects.insert(reference, object);
+        }
+    }
+}
+
 /// The kinds a reconcile reads in every namespace, not only its own: the cluster-scoped ones,
 /// and what the namespace provisioner made in the namespaces it made for claims (their
 /// ServiceAccounts and RoleBindings, which the shell watches only there).
@@ -55,35 +66,47 @@ impl Index {
         Index::default()
     }
 
-    /// Takes a watch event. A modification older than what the index holds (the controller's
-    /// own write got there first) is ignored.
-    pub fn apply(&self, change: Change) {
+    /// Takes a watch event; returns the objects it removed (a deletion, or what a relisting no
+    /// longer lists), for the controllers' deletion triggers. A version older than what the
+    /// index holds (the controller's own write got there first) is ignored, in a relisting too.
+    pub fn apply(&self, change: Change) -> Vec<Arc<Object>> {
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
         match change {
             Change::Apply(object) => {
-                let reference = object.reference();
-                let newer =
-                    (inner.objects.get(&reference)).is_none_or(|held| !is_older(&object, held));
-                if newer {
-                    inner.objects.insert(reference, Arc::new(object));
-                }
+                inner.put(Arc::new(object));
+                Vec::new()
             }
-            Change::Delete(reference) => {
-                inner.objects.remove(&reference);
-            }
+            Change::Delete(reference) => inner.objects.remove(&reference).into_iter().collect(),
             Change::Relist(kind) => {
                 inner.relisting.insert(kind, Vec::new());
+                Vec::new()
             }
             Change::RelistApply(object) => {
                 let kind = object.kind();
                 (inner.relisting.entry(kind).or_default()).push(Arc::new(object));
+                Vec::new()
             }
             Change::RelistDone(kind) => {
                 let listed = inner.relisting.remove(&kind).unwrap_or_default();
-                inner.objects.retain(|r, _| r.kind != kind);
-                for object in listed {
-                    inner.objects.insert(object.reference(), object);
+                let mut held: BTreeMap<ObjectRef, Arc<Object>> = BTreeMap::new();
+                let keys: Vec<ObjectRef> = (inner.objects.keys())
+                    .filter(|r| r.kind == kind)
+                    .cloned()
+                    .collect();
+                for key in keys {
+                    if let Some(object) = inner.objects.remove(&key) {
+                        held.insert(key, object);
+                    }
                 }
+                for object in listed {
+                    let reference = object.reference();
+                    let newer = match held.remove(&reference) {
+                        Some(h) if is_older(&object, &h) => h,
+                        _ => object,
+                    };
+                    inner.objects.insert(reference, newer);
+                }
+                held.into_values().collect()
             }
         }
     }
@@ -219,6 +242,34 @@ mod tests {
         index.apply(Change::RelistDone(Kind::DeploymentTarget));
         assert_eq!(names(index.world("ns")), ["new"]);
         assert_eq!(index.world("ns").claims("ns").count(), 1);
+    }
+
+    #[test]
+    fn a_relisting_keeps_the_controllers_newer_write_and_reports_what_it_dropped() {
+        let index = Index::new();
+        index.apply(Change::Apply(versioned(target("dt", "cls").object(), 5)));
+        index.apply(Change::Apply(versioned(target("gone", "cls").object(), 6)));
+        index.apply(Change::Relist(Kind::DeploymentTarget));
+        index.apply(Change::RelistApply(versioned(
+            target("dt", "cls").object(),
+            7,
+        )));
+        // Written while the list (taken at 7) was read.
+        index.wrote(versioned(target("dt", "cls").object(), 9));
+        let dropped = index.apply(Change::RelistDone(Kind::DeploymentTarget));
+        let dropped: Vec<String> = dropped.iter().map(|o| o.reference().name.clone()).collect();
+        assert_eq!(dropped, ["gone"]);
+        assert_eq!(
+            version_of(&index.world("ns"), Kind::DeploymentTarget, "dt").as_deref(),
+            Some("9")
+        );
+        let deleted = index.apply(Change::Delete(target("dt", "cls").object().reference()));
+        assert_eq!(deleted.len(), 1);
+        assert!(
+            index
+                .apply(Change::Delete(target("dt", "cls").object().reference()))
+                .is_empty()
+        );
     }
 
     #[test]
