@@ -28,6 +28,13 @@ if ! command -v docker-registry >/dev/null 2>&1; then
   { apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry; } ||
     echo "warning: cannot install docker-registry; the registry tests will skip" >&2
 fi
+# The signature tests check cvo against GnuPG itself: signatures gpg made, verified by cvo, and
+# the reverse.
+if ! command -v gpg >/dev/null 2>&1; then
+  echo "==> installing GnuPG for the signature tests"
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends gnupg; } ||
+    echo "warning: cannot install GnuPG; the signature tests will skip" >&2
+fi
 # The corpus tests check inclusion counts against an independent Python oracle (PyYAML).
 if ! python3 -c 'import yaml' >/dev/null 2>&1; then
   echo "==> installing PyYAML for the inclusion oracle"

@@ -43,4 +43,5 @@ pub mod plan;
 pub mod render;
 pub mod suggest;
 pub mod validate;
+pub mod verify;
 pub mod yaml;

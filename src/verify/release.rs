@@ -1,0 +1,216 @@
+//! Verifying one release digest (library-go's `releaseVerifier.Verify`): every keyring of the
+//! verifier must have signed it, through a signature in the containers/image store layout
+//! (`<store>/sha256=<hex>/signature-<n>`, `n` from 1, at most 9 looked at). The caller reads
+//! the stores and offers each signature to a [`Verification`]; this module does no I/O.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::atomic;
+use super::openpgp::{self, Keyring};
+
+/// How many signatures of one store are looked at (library-go's `maxSignatureSearch` is 10;
+/// its loop reads `signature-1` to `signature-9`).
+pub const MAX_SIGNATURES: u32 = 9;
+
+/// `validReleaseDigest`.
+static VALID_DIGEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$").expect("a valid regex")
+});
+
+/// Why a digest is not verified (library-go's messages).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the release verifier is incorrectly configured, unable to verify digests")]
+    NotConfigured,
+    #[error("release images that are not accessed via digest cannot be verified")]
+    NoDigest,
+    #[error("the provided release image digest has an invalid format: {0:?}")]
+    BadDigest(String),
+    /// Keyrings without a valid signature, and what went wrong with each signature tried.
+    #[error("unable to verify {digest} against keyrings: {}", keyrings.join(", "))]
+    Unverified {
+        digest: String,
+        keyrings: Vec<String>,
+        errors: Vec<String>,
+    },
+}
+
+/// Checks a digest before any store is read.
+pub fn check_digest(digest: &str) -> Result<(), VerifyError> {
+    if digest.is_empty() {
+        return Err(VerifyError::NoDigest);
+    }
+    if !VALID_DIGEST.is_match(digest) {
+        return Err(VerifyError::BadDigest(digest.into()));
+    }
+    Ok(())
+}
+
+/// The URL of signature `n` of `digest` in `store` (`<store>/sha256=<hex>/signature-<n>`).
+pub fn signature_url(store: &str, digest: &str, n: u32) -> String {
+    let segment = digest.replacen(':', "=", 1);
+    format!("{}/{segment}/signature-{n}", store.trim_end_matches('/'))
+}
+
+/// The verification of one digest as signatures come in.
+#[derive(Debug)]
+pub struct Verification<'k> {
+    digest: String,
+    now: i64,
+    remaining: BTreeMap<&'k str, &'k Keyring>,
+    /// The signatures that verified, in order.
+    pub accepted: Vec<Vec<u8>>,
+    errors: Vec<String>,
+}
+
+impl<'k> Verification<'k> {
+    /// Starts verifying `digest` against every keyring (by name) at `now` (Unix seconds).
+    pub fn start(
+        digest: &str,
+        keyrings: &'k BTreeMap<String, Keyring>,
+        now: i64,
+    ) -> Result<Self, VerifyError> {
+        if keyrings.is_empty() {
+            return Err(VerifyError::NotConfigured);
+        }
+        check_digest(digest)?;
+        Ok(Verification {
+            digest: digest.into(),
+            now,
+            remaining: keyrings.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+            accepted: Vec::new(),
+            errors: Vec::new(),
+        })
+    }
+
+    /// Offers one signature (or why it could not be read); true once every keyring has signed.
+    pub fn offer(&mut self, signature: Result<&[u8], String>) -> bool {
+        let signature = match signature {
+            Ok(s) => s,
+            Err(e) => {
+                self.errors.push(e);
+                return self.done();
+            }
+        };
+        let mut signed = Vec::new();
+        for (&name, keyring) in &self.remaining {
+            let verified = openpgp::verify(signature, keyring, self.now)
+                .map_err(|e| e.to_string())
+                .and_then(|v| atomic::check(&v.content, &self.digest).map_err(|e| e.to_string()));
+            match verified {
+                Ok(_) => signed.push(name),
+                Err(e) => self.errors.push(e),
+            }
+        }
+        if !signed.is_empty() {
+            self.accepted.push(signature.to_vec());
+        }
+        for name in signed {
+            self.remaining.remove(name);
+        }
+        self.done()
+    }
+
+    pub fn done(&self) -> bool {
+        self.remaining.is_empty()
+    }
+
+    /// The verdict once the stores have nothing more to offer.
+    pub fn finish(self) -> Result<Vec<Vec<u8>>, VerifyError> {
+        if self.remaining.is_empty() {
+            return Ok(self.accepted);
+        }
+        Err(VerifyError::Unverified {
+            digest: self.digest,
+            keyrings: self.remaining.keys().map(|k| k.to_string()).collect(),
+            errors: self.errors,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::atomic::AtomicSignature;
+    use crate::verify::openpgp::testing::{keypair, public};
+
+    const DIGEST: &str = "sha256:817a12c32a39bbe394944ba49de563e085f1d3c5266eb8e9723256bc4448680e";
+
+    fn signed(key: &pgp::composed::SignedSecretKey, digest: &str) -> Vec<u8> {
+        let doc = AtomicSignature::new(digest, "quay.io/o/r:4.18.0", "cvo", 1);
+        openpgp::sign(&serde_json::to_vec(&doc).unwrap(), key).unwrap()
+    }
+
+    #[test]
+    fn digests_are_checked_with_upstreams_messages() {
+        assert_eq!(check_digest(""), Err(VerifyError::NoDigest));
+        assert_eq!(
+            check_digest("latest").unwrap_err().to_string(),
+            "the provided release image digest has an invalid format: \"latest\""
+        );
+        assert_eq!(check_digest(DIGEST), Ok(()));
+        assert_eq!(
+            signature_url("https://s.example/sigs/", DIGEST, 2),
+            "https://s.example/sigs/sha256=817a12c32a39bbe394944ba49de563e085f1d3c5266eb8e9723256bc4448680e/signature-2"
+        );
+    }
+
+    #[test]
+    fn every_keyring_must_sign_the_digest() {
+        let (a, b, stranger) = (keypair("a"), keypair("b"), keypair("x"));
+        let keyrings: BTreeMap<String, Keyring> = [
+            ("verifier-public-key-a".to_string(), public(&a)),
+            ("verifier-public-key-b".to_string(), public(&b)),
+        ]
+        .into();
+        // Both sign: verified, whatever came first (an unreadable signature, a stranger's).
+        let mut v = Verification::start(DIGEST, &keyrings, 0).unwrap();
+        assert!(!v.offer(Err("404".into())));
+        assert!(!v.offer(Ok(&signed(&stranger, DIGEST))));
+        assert!(!v.offer(Ok(&signed(&a, DIGEST))));
+        assert!(v.offer(Ok(&signed(&b, DIGEST))));
+        assert_eq!(v.finish().unwrap().len(), 2);
+        // Only a signs, and b signs another digest: b is named.
+        let other = DIGEST.replace("sha256:8", "sha256:9");
+        let mut v = Verification::start(DIGEST, &keyrings, 0).unwrap();
+        v.offer(Ok(&signed(&a, DIGEST)));
+        v.offer(Ok(&signed(&b, &other)));
+        let err = v.finish().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("unable to verify {DIGEST} against keyrings: verifier-public-key-b")
+        );
+        let VerifyError::Unverified { errors, .. } = err else {
+            unreachable!()
+        };
+        assert!(
+            errors
+                .iter()
+                .any(|e| e == "signature digest does not match"),
+            "{errors:?}"
+        );
+        // Garbage is not a signature.
+        let mut v = Verification::start(DIGEST, &keyrings, 0).unwrap();
+        v.offer(Ok(b"not openpgp"));
+        let VerifyError::Unverified {
+            errors,
+            keyrings: names,
+            ..
+        } = v.finish().unwrap_err()
+        else {
+            unreachable!()
+        };
+        assert_eq!(names.len(), 2);
+        assert!(
+            errors[0].starts_with("could not read the message: "),
+            "{errors:?}"
+        );
+        assert_eq!(
+            Verification::start(DIGEST, &BTreeMap::new(), 0).unwrap_err(),
+            VerifyError::NotConfigured
+        );
+    }
+}
