@@ -143,3 +143,206 @@ fn a_signature_cvo_made_verifies_in_gpg() {
     );
     assert_eq!(out.stdout, content);
 }
+
+/// A real HTTP server (Python's) serving `dir` on 127.0.0.1; killed on drop.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Served {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+            "--directory",
+        ])
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 serves the store");
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Served { child, url }
+}
+
+fn cvo(args: &[&str]) -> (i32, String, String) {
+    let out = assert_cmd::Command::cargo_bin("cvo")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn payload_sign_then_verify_through_an_http_store() {
+    let Some(home) = gnupg() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let secret = work.path().join("release.key");
+    std::fs::write(
+        &secret,
+        gpg(home.path(), &["--armor", "--export-secret-keys"]),
+    )
+    .unwrap();
+    let public = work.path().join("release.pub");
+    std::fs::write(&public, gpg(home.path(), &["--armor", "--export"])).unwrap();
+    let stranger_home = gnupg().unwrap();
+    let stranger = work.path().join("stranger.pub");
+    std::fs::write(
+        &stranger,
+        gpg(stranger_home.path(), &["--armor", "--export"]),
+    )
+    .unwrap();
+    let store = work.path().join("store");
+    let (secret, public, stranger) = (
+        secret.to_str().unwrap(),
+        public.to_str().unwrap(),
+        stranger.to_str().unwrap(),
+    );
+    let identity = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64";
+    let (code, out, err) = cvo(&[
+        "payload",
+        "sign",
+        "--digest",
+        DIGEST,
+        "--identity",
+        identity,
+        "--key",
+        secret,
+        "--to",
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let written = store.join(DIGEST.replacen(':', "=", 1)).join("signature-1");
+    assert_eq!(out.trim(), written.to_str().unwrap());
+    // gpg agrees it is a good signature of an atomic container signature of the digest.
+    let content = gpg(home.path(), &["--decrypt", written.to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_slice(&content).unwrap();
+    assert_eq!(doc["critical"]["image"]["docker-manifest-digest"], DIGEST);
+    assert_eq!(doc["critical"]["identity"]["docker-reference"], identity);
+
+    let served = serve(&store);
+    let verify = |keyring: &str, digest: &str| {
+        cvo(&[
+            "payload",
+            "verify",
+            "--digest",
+            digest,
+            "--keyring",
+            keyring,
+            "--store",
+            &served.url,
+            "-o",
+            "json",
+        ])
+    };
+    let (code, out, err) = verify(public, DIGEST);
+    assert_eq!(code, 0, "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["verified"], true);
+    assert_eq!(report["keyrings"][0], "verifier-public-key-release");
+    // Another key: refused with upstream's message, exit 1.
+    let (code, out, _) = verify(stranger, DIGEST);
+    assert_eq!(code, 1);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["verified"], false);
+    assert_eq!(
+        report["error"],
+        format!("unable to verify {DIGEST} against keyrings: verifier-public-key-stranger")
+    );
+    // A digest nobody signed: the store answers 404 at once; refused the same way.
+    let unsigned = DIGEST.replace("sha256:8", "sha256:7");
+    let (code, out, _) = verify(public, &unsigned);
+    assert_eq!(code, 1, "{out}");
+    // Both keyrings required (a verification ConfigMap naming the store and both keys).
+    let config_map = work.path().join("verification.yaml");
+    let indent = |file: &str| {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    };
+    std::fs::write(
+        &config_map,
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: release-verification\n  namespace: openshift-config-managed\n  annotations:\n    release.openshift.io/verification-config-map: \"\"\ndata:\n  store-local: {}\n  verifier-public-key-release: |\n{}  verifier-public-key-stranger: |\n{}",
+            served.url,
+            indent(public),
+            indent(stranger)
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = cvo(&[
+        "payload",
+        "verify",
+        "--digest",
+        DIGEST,
+        "--config-map",
+        config_map.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "unable to verify {DIGEST} against keyrings: verifier-public-key-stranger"
+        )),
+        "{out}"
+    );
+    // Bad input is an error that says what to give.
+    let (code, _, err) = cvo(&[
+        "payload",
+        "verify",
+        "--digest",
+        "latest",
+        "--keyring",
+        public,
+        "--store",
+        &served.url,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("the provided release image digest has an invalid format: \"latest\""),
+        "{err}"
+    );
+    let (code, _, err) = cvo(&[
+        "payload",
+        "verify",
+        "--digest",
+        DIGEST,
+        "--keyring",
+        public,
+        "--store",
+        "ftp://x",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("must be a valid URL with scheme http:// or https://"),
+        "{err}"
+    );
+}

@@ -24,6 +24,7 @@ mod inclusion;
 mod payload_commands;
 mod payload_image;
 mod plan;
+mod signatures;
 #[cfg(feature = "cluster")]
 mod start;
 mod validate;
@@ -232,7 +233,7 @@ impl Command {
             #[cfg(feature = "cluster")]
             Command::Start(a) => Some(&a.images),
             Command::Plan(a) => Some(&a.images),
-            Command::Payload(a) => Some(a.images()),
+            Command::Payload(a) => a.images(),
             Command::Capabilities(_) => None,
             #[cfg(feature = "cluster")]
             Command::Crds(_) | Command::Controller(_) | Command::Dt(_) => None,

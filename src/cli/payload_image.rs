@@ -1,4 +1,5 @@
-//! `cvo payload pull|push|info`: release images in OCI image layouts and registries.
+//! `cvo payload pull|push|info`: release images in OCI image layouts and registries (and
+//! `sign|verify`, in [`super::signatures`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,10 @@ pub enum PayloadCommand {
     Push(PushArgs),
     /// Show what a release payload is: version, digest, architectures, manifests, channels.
     Info(InfoArgs),
+    /// Sign a release image digest into a signature store directory (atomic container signature).
+    Sign(super::signatures::SignArgs),
+    /// Verify a release image digest against keyrings and signature stores, as a cluster does.
+    Verify(super::signatures::VerifyArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -83,12 +88,13 @@ pub enum InfoFormat {
 }
 
 impl PayloadGroup {
-    /// The release-image flags of the subcommand.
-    pub fn images(&self) -> &ImageArgs {
+    /// The release-image flags of the subcommand (none for signatures).
+    pub fn images(&self) -> Option<&ImageArgs> {
         match &self.command {
-            PayloadCommand::Pull(a) => &a.images,
-            PayloadCommand::Push(a) => &a.images,
-            PayloadCommand::Info(a) => &a.images,
+            PayloadCommand::Pull(a) => Some(&a.images),
+            PayloadCommand::Push(a) => Some(&a.images),
+            PayloadCommand::Info(a) => Some(&a.images),
+            PayloadCommand::Sign(_) | PayloadCommand::Verify(_) => None,
         }
     }
 
@@ -98,6 +104,9 @@ impl PayloadGroup {
             &self.command,
             PayloadCommand::Info(InfoArgs {
                 output: InfoFormat::Json,
+                ..
+            }) | PayloadCommand::Verify(super::signatures::VerifyArgs {
+                output: super::signatures::VerifyFormat::Json,
                 ..
             })
         )
@@ -109,6 +118,8 @@ pub fn payload(group: PayloadGroup, settings: &Settings) -> CliResult {
         PayloadCommand::Pull(args) => pull(args, settings),
         PayloadCommand::Push(args) => push(args, settings),
         PayloadCommand::Info(args) => info(args, settings),
+        PayloadCommand::Sign(args) => super::signatures::sign(args),
+        PayloadCommand::Verify(args) => super::signatures::verify(args),
     }
 }
 

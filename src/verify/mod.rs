@@ -6,8 +6,12 @@
 //! - [`openpgp`]: keyrings, verifying and making the signed messages (rpgp).
 //! - [`config`]: the verification ConfigMap (`verifier-public-key-*`, `store-*`).
 //! - [`release`]: the digest rules, the store layout and the verification of one digest.
+//!
+//! Shell (I/O): [`store`] reads HTTP(S) stores and store-layout directories.
 
 pub mod atomic;
 pub mod config;
 pub mod openpgp;
 pub mod release;
+#[cfg(feature = "registry")]
+pub mod store;

@@ -1,0 +1,100 @@
+//! Reading signature stores (the I/O shell of [`super::release`]): HTTP(S) stores in the
+//! containers/image layout, and a local directory in the same layout (for `cvo payload
+//! verify` in CI; never for anything a cluster names). Each signature is offered to the
+//! [`Verification`] as it arrives, so reading stops once every keyring has signed.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::release::{MAX_SIGNATURES, Verification, signature_url};
+
+/// Where signatures are read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// `http://` or `https://`.
+    Http(String),
+    /// A directory in the store layout (`DIR/sha256=<hex>/signature-<n>`).
+    Directory(std::path::PathBuf),
+}
+
+impl std::fmt::Display for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Store::Http(url) => f.write_str(url),
+            Store::Directory(dir) => write!(f, "{}", dir.display()),
+        }
+    }
+}
+
+/// How long one signature request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Offers the signatures of `digest` in `stores` (in order) until the verification is done.
+pub async fn offer_signatures(stores: &[Store], digest: &str, verification: &mut Verification<'_>) {
+    let client = http_client();
+    for store in stores {
+        for n in 1..=MAX_SIGNATURES {
+            let signature = match store {
+                Store::Http(url) => fetch(&client, &signature_url(url, digest, n)).await,
+                Store::Directory(dir) => read(dir, digest, n),
+            };
+            let done = match signature {
+                Ok(Some(bytes)) => verification.offer(Ok(&bytes)),
+                Ok(None) => break,
+                Err(e) => verification.offer(Err(e)),
+            };
+            if done {
+                return;
+            }
+        }
+    }
+}
+
+fn http_client() -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .build()
+        .map_err(|e| format!("cannot build an HTTP client: {e}"))
+}
+
+/// One signature; `None` when the store has no more (404).
+async fn fetch(
+    client: &Result<reqwest::Client, String>,
+    url: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    let client = client.as_ref().map_err(Clone::clone)?;
+    let response =
+        (client.get(url).send().await).map_err(|e| format!("GET {url}: {}", chain(&e)))?;
+    let status = response.status();
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        return Err(format!("GET {url}: {status}"));
+    }
+    let body = (response.bytes().await).map_err(|e| format!("GET {url}: {}", chain(&e)))?;
+    Ok(Some(body.to_vec()))
+}
+
+/// An error and its causes, one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+
+fn read(dir: &Path, digest: &str, n: u32) -> Result<Option<Vec<u8>>, String> {
+    let path = dir
+        .join(digest.replacen(':', "=", 1))
+        .join(format!("signature-{n}"));
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
