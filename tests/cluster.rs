@@ -8,6 +8,8 @@ mod cluster_support;
 mod foreign_crds;
 #[path = "support/registry.rs"]
 mod registry_support;
+#[path = "support/update_service.rs"]
+mod update_service_support;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -46,7 +48,7 @@ use start_tests::{
     start_enables_then_keeps_a_capability, start_honours_overrides,
     start_installs_the_deployment_targets_component, start_installs_with_baseline_none,
     start_leader_election_hands_over, start_serves_metrics_and_readyz,
-    start_wakes_on_spec_change_and_bounds_passes,
+    start_shows_available_updates, start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
     upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
@@ -118,6 +120,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("start_wakes_on_spec_change_and_bounds_passes", |c| {
         Box::pin(start_wakes_on_spec_change_and_bounds_passes(c))
+    }),
+    ("start_shows_available_updates", |c| {
+        Box::pin(start_shows_available_updates(c))
     }),
     ("start_leader_election_hands_over", |c| {
         Box::pin(start_leader_election_hands_over(c))

@@ -2,6 +2,9 @@
 //! with what the test's closure decides from the request's query (a graph document, a status,
 //! or a delayed answer), recording each request's query and `Accept` header.
 
+// Each test binary uses its own part of it.
+#![allow(dead_code)]
+
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
