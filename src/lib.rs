@@ -5,7 +5,8 @@
 //! * pure core (no I/O, no async): [`yaml`] (Go-compatible YAML reading), [`manifest`]
 //!   (documents and their identity), [`include`](mod@include) (the upstream inclusion rules),
 //!   [`capability`] (capability sets, enablement, implicit enablement), [`graph`] (the
-//!   run-level task graph and its scheduler), [`hash`] (the `status.versionHash`).
+//!   run-level task graph and its scheduler), [`hash`] (the `status.versionHash`), [`updates`]
+//!   (the update service's graph and the updates it offers; its HTTP client with `cluster`).
 //! * shells: [`payload`] (reading a payload directory or the bundled one), [`oci`] (release
 //!   images in OCI image layouts: extraction, cache, packing), [`render`],
 //!   [`explain`], [`validate`] (the CI linter), [`plan`] (upgrade preview) and [`cli`].
@@ -42,6 +43,7 @@ pub mod payload;
 pub mod plan;
 pub mod render;
 pub mod suggest;
+pub mod updates;
 pub mod validate;
 pub mod verify;
 pub mod yaml;

@@ -10,6 +10,8 @@ mod foreign_crds;
 mod registry_support;
 #[path = "support/runner.rs"]
 mod runner;
+#[path = "support/update_service.rs"]
+mod update_service_support;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -47,7 +49,7 @@ use start_tests::{
     start_enables_then_keeps_a_capability, start_honours_overrides,
     start_installs_the_deployment_targets_component, start_installs_with_baseline_none,
     start_leader_election_hands_over, start_serves_metrics_and_readyz,
-    start_wakes_on_spec_change_and_bounds_passes,
+    start_shows_available_updates, start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
     upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
@@ -110,6 +112,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("start_wakes_on_spec_change_and_bounds_passes", |c| {
         Box::pin(start_wakes_on_spec_change_and_bounds_passes(c))
+    }),
+    ("start_shows_available_updates", |c| {
+        Box::pin(start_shows_available_updates(c))
     }),
     ("start_leader_election_hands_over", |c| {
         Box::pin(start_leader_election_hands_over(c))

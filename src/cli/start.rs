@@ -15,6 +15,8 @@ use crate::host::signal::shutdown_signal;
 use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
 use crate::payload::{LoadOptions, PayloadSource};
+use crate::updates::DEFAULT_UPDATE_SERVICE;
+use crate::updates::fetch::FetchOptions;
 
 #[derive(Debug, Args)]
 pub struct StartArgs {
@@ -66,6 +68,17 @@ pub struct StartArgs {
     /// The pod this replica runs in (the downward API's `metadata.name`).
     #[arg(long, value_name = "NAME", env = "POD_NAME", hide = true)]
     pub pod_name: Option<String>,
+    /// The update service asked for the graph when `spec.upstream` is empty; "" for none
+    /// (`RetrievedUpdates=False`, `NoUpstream`).
+    #[arg(long, value_name = "URL", default_value = DEFAULT_UPDATE_SERVICE)]
+    pub update_service: String,
+    /// How long one request to the update service may take (`RemoteFailed` after it).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub update_service_timeout: u64,
+    /// PEM CA certificates trusted for the update service besides the system's roots (the
+    /// cluster's trusted CA bundle).
+    #[arg(long, value_name = "PATH")]
+    pub update_service_ca: Option<PathBuf>,
     #[command(flatten)]
     pub images: ImageArgs,
 }
@@ -89,6 +102,13 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
     };
     let payload = load_payload(settings, &args.payload, &options)?;
     let metrics = Arc::new(Metrics::new());
+    let ca_bundle = match &args.update_service_ca {
+        Some(path) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("cannot read --update-service-ca {}", path.display()))?,
+        ),
+        None => None,
+    };
     let options = RunOptions {
         resync_interval: Duration::from_secs(args.resync_interval),
         facts: OperatorFacts {
@@ -111,6 +131,11 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
             )
         }),
         metrics: Some(metrics.clone()),
+        update_service: Some(args.update_service.clone()).filter(|u| !u.is_empty()),
+        update_fetch: FetchOptions {
+            timeout: Duration::from_secs(args.update_service_timeout),
+            ca_bundle,
+        },
         ..RunOptions::new(payload, settings.images.clone())
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -10,13 +10,14 @@ use std::collections::BTreeMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::{CustomResource, CustomResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::capability::{CapabilitiesSpec, Capability};
 use crate::include::ComponentOverride;
+pub use crate::updates::ConditionalUpdateRisk;
 
 /// The cluster profiles that run a CVO of their own; upstream's CRD manifests carry these
 /// include annotations, so the bundled payload's copies do too.
@@ -105,6 +106,30 @@ pub struct ClusterVersionStatus {
     /// Upstream writes `null` when it has not retrieved updates yet; `None` here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_updates: Option<Vec<Release>>,
+    /// Updates the update service offers with risks, newest first.
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub conditional_updates: Vec<ConditionalUpdate>,
+}
+
+/// An entry of `status.conditionalUpdates`: a release, its risks and whether it is
+/// `Recommended`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionalUpdate {
+    pub release: Release,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub risks: Vec<ConditionalUpdateRisk>,
+    /// `Recommended`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub conditions: Vec<Condition>,
 }
 
 /// A release: `status.desired` and the entries of `status.availableUpdates`.

@@ -7,6 +7,7 @@ use std::fmt;
 
 use super::{ClusterVersion, ClusterVersionSpec};
 use crate::manifest::go_quote;
+use crate::updates::request::{go_url_error, parse_uuid};
 
 /// One problem, as apimachinery's `field.Error` prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub fn validate_cluster_version(cv: &ClusterVersion) -> Vec<FieldError> {
     let spec = &cv.spec;
     let mut errors = vec![];
     if let Some(upstream) = spec.upstream.as_deref().filter(|u| !u.is_empty())
-        && !parses_as_go_url(upstream)
+        && go_url_error(upstream).is_some()
     {
         errors.push(invalid(
             "spec.upstream",
@@ -138,52 +139,6 @@ fn invalid(field: &'static str, value: &str, detail: &'static str) -> FieldError
         value: Some(value.to_string()),
         detail,
     }
-}
-
-/// `uuid.Parse` of google/uuid: 36 characters with dashes, 38 in braces, 45 with `urn:uuid:`,
-/// or 32 hex digits. Written by hand: the check needs only the variant and version bits.
-fn parse_uuid(text: &str) -> Option<[u8; 16]> {
-    let inner = match text.len() {
-        36 | 32 => text,
-        38 if text.starts_with('{') && text.ends_with('}') => &text[1..37],
-        45 if text[..9].eq_ignore_ascii_case("urn:uuid:") => &text[9..],
-        _ => return None,
-    };
-    let hex: String = if inner.len() == 36 {
-        let dashes = [8, 13, 18, 23];
-        if dashes.iter().any(|&i| inner.as_bytes()[i] != b'-') {
-            return None;
-        }
-        inner.chars().filter(|&c| c != '-').collect()
-    } else {
-        inner.to_string()
-    };
-    let bytes = hex::decode(hex).ok()?;
-    bytes.try_into().ok()
-}
-
-/// What Go's `url.Parse` rejects that can appear in a spec: control characters, spaces in the
-/// host, bad `%` escapes, and a missing scheme before `:`.
-fn parses_as_go_url(text: &str) -> bool {
-    if text.bytes().any(|b| b < 0x20 || b == 0x7f) || text.starts_with(':') {
-        return false;
-    }
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let ok = bytes.len() > i + 2
-                && bytes[i + 1].is_ascii_hexdigit()
-                && bytes[i + 2].is_ascii_hexdigit();
-            if !ok {
-                return false;
-            }
-            i += 3;
-        } else {
-            i += 1;
-        }
-    }
-    true
 }
 
 #[cfg(test)]

@@ -25,6 +25,9 @@ use crate::hash::version_hash;
 use crate::include::{ClusterFacts, InclusionConfig};
 use crate::manifest::Manifest;
 use crate::payload::Payload;
+use crate::payload::metadata::running_architecture;
+use crate::updates::request::MULTI;
+use crate::updates::{AvailableUpdates, Key, Query};
 
 /// What a pass read from the cluster before deciding anything.
 #[derive(Debug, Clone)]
@@ -71,6 +74,8 @@ pub struct SyncState {
     /// Upstream `SyncWork.Attempt`: passes that failed in a row, which rotates the reconcile
     /// order so one stuck manifest cannot starve the others.
     pub attempt: u64,
+    /// The last retrieval of updates from the update service (`None` before the first).
+    pub updates: Option<AvailableUpdates>,
 }
 
 impl SyncState {
@@ -249,6 +254,50 @@ pub struct Accepted {
     pub risks: Option<String>,
 }
 
+/// What to ask the update service while `payload` is applied (upstream `syncAvailableUpdates`):
+/// `spec.upstream`, else `default_upstream`; the running architecture (`Multi` for a
+/// multi-architecture payload, else the Go name of this process's); the asked one
+/// (`spec.desiredUpdate.architecture`, else the running one); the payload's version. With the
+/// [`Key`] whose change asks again at once.
+pub fn updates_query(
+    cv: &ClusterVersion,
+    payload: &Payload,
+    default_upstream: &str,
+) -> (Query, Key) {
+    let spec = &cv.spec;
+    let upstream = (spec.upstream.as_deref())
+        .filter(|u| !u.is_empty())
+        .unwrap_or(default_upstream);
+    let current_arch = match payload
+        .release
+        .as_ref()
+        .and_then(|r| r.architecture.as_deref())
+    {
+        Some(MULTI) => MULTI,
+        _ => running_architecture(),
+    };
+    let desired_arch = (spec.desired_update.as_ref())
+        .and_then(|u| u.architecture.as_deref())
+        .filter(|a| !a.is_empty())
+        .unwrap_or(current_arch);
+    let query = Query {
+        upstream: upstream.to_string(),
+        cluster_id: spec.cluster_id.clone(),
+        desired_arch: desired_arch.to_string(),
+        current_arch: current_arch.to_string(),
+        channel: spec.channel.clone().unwrap_or_default(),
+        version: (payload.release.as_ref())
+            .map(|r| r.version.clone())
+            .unwrap_or_default(),
+    };
+    let key = Key {
+        upstream: query.upstream.clone(),
+        channel: query.channel.clone(),
+        architecture: query.desired_arch.clone(),
+    };
+    (query, key)
+}
+
 /// Whether `next`, loaded for the request, may replace `current` (upstream's preconditions,
 /// unless `local`: the operator's own payload), and what it enables implicitly.
 pub fn accept_release(
@@ -339,8 +388,7 @@ pub fn pass_status(
         capabilities: &plan.capabilities,
         reconciling: plan.sync_mode == SyncMode::Reconciling,
         progress: progress(report, &plan.manifests),
-        channel: cv.spec.channel.clone(),
-        upstream: cv.spec.upstream.clone(),
+        updates: state.updates.as_ref(),
         start_times: &state.start_times,
         overrides: &cv.spec.overrides,
         payload_load,

@@ -25,10 +25,13 @@ use super::outcome::{ApplyReport, Effect, LoadFailure, PayloadLoadStep, Requeste
 pub use super::pass::SyncState;
 use super::pass::{
     Observed, OperatorFacts, PassInput, PassPlan, SyncMode, accept_release, pass_status, plan_pass,
+    updates_query,
 };
 use super::retrieve::retrieve;
 use super::task::{ClusterVersionOwner, FIELD_MANAGER};
 use crate::host::lease::{LeaderElector, LeaseConfig};
+use crate::updates::AvailableUpdates;
+use crate::updates::fetch::{self, FetchOptions};
 
 /// The singleton's name.
 pub const CLUSTER_VERSION_NAME: &str = "version";
@@ -64,6 +67,11 @@ pub struct RunOptions {
     pub payload_timeout: Duration,
     /// How long one pass may take before it is abandoned (its apply tasks are cancelled).
     pub pass_timeout: Duration,
+    /// The update service used when `spec.upstream` is empty; `None`: none (`NoUpstream`).
+    pub update_service: Option<String>,
+    /// How the update service is reached (timeout, extra CAs). It is asked at most once per
+    /// resync interval, and at once when the upstream, channel or architecture changes.
+    pub update_fetch: FetchOptions,
 }
 
 impl RunOptions {
@@ -84,6 +92,8 @@ impl RunOptions {
             metrics: None,
             payload_timeout: Duration::from_secs(120),
             pass_timeout: Duration::from_secs(600),
+            update_service: None,
+            update_fetch: FetchOptions::default(),
         }
     }
 }
@@ -594,6 +604,40 @@ async fn write_status(
     Ok(true)
 }
 
+/// Asks the update service for the updates from `payload` when it is due (the resync
+/// interval passed, or the upstream, channel or architecture changed), and records the answer
+/// in `state` for the status.
+async fn refresh_updates(
+    observed: &Observed,
+    payload: &Payload,
+    options: &RunOptions,
+    state: &mut SyncState,
+) {
+    let default = options.update_service.as_deref().unwrap_or_default();
+    let (query, key) = updates_query(&observed.cluster_version, payload, default);
+    let now = std::time::Instant::now();
+    if !AvailableUpdates::due(state.updates.as_ref(), &key, now, options.resync_interval) {
+        return;
+    }
+    let result = fetch::retrieve(&query, &options.update_fetch).await;
+    match &result {
+        Ok(u) => tracing::info!(
+            upstream = %key.upstream, channel = %key.channel,
+            updates = u.updates.len(), conditional = u.conditional.len(),
+            "retrieved available updates"
+        ),
+        Err(e) => {
+            tracing::info!(upstream = %key.upstream, channel = %key.channel, error = %e, "cannot retrieve available updates")
+        }
+    }
+    state.updates = Some(AvailableUpdates::record(
+        state.updates.take(),
+        key,
+        now,
+        result,
+    ));
+}
+
 /// One pass: observe the cluster, choose the payload, plan, apply, write the next status.
 pub async fn sync_once(
     client: &kube::Client,
@@ -603,6 +647,7 @@ pub async fn sync_once(
     let api: Api<ClusterVersion> = Api::all(client.clone());
     let observed = observe(&api, client).await?;
     let payload = select_payload(&observed, options, state).await;
+    refresh_updates(&observed, &payload, options, state).await;
     let input = PassInput {
         observed: &observed,
         operator: &options.facts,

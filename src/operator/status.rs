@@ -2,7 +2,7 @@
 //! as upstream's `updateClusterVersionStatus` (`pkg/cvo/status.go`). Pure: the previous status,
 //! what the pass did, the ClusterOperator start times and `now` in; the next status out.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::outcome::{Effect, Failure, PayloadLoad, PayloadLoadStep, Progress};
@@ -14,11 +14,13 @@ use crate::capability::{
 use crate::cluster::validation::FieldError;
 use crate::cluster::{
     ClusterOperatorStatusCondition, ClusterVersionCapabilitiesStatus, ClusterVersionStatus,
-    Release, UpdateHistory,
+    ConditionalUpdate, Release, UpdateHistory,
 };
 use crate::include::ComponentOverride;
 use crate::manifest::go_quote;
 use crate::payload::metadata::running_architecture;
+use crate::updates::graph::sort_newest_first;
+use crate::updates::{AvailableUpdates, Target, recommendation};
 
 /// `MaxHistory`.
 pub const MAX_HISTORY: usize = 100;
@@ -40,10 +42,9 @@ pub struct StatusInput<'a> {
     /// When each ClusterOperator waited on started updating, already updated with this pass
     /// ([`OperatorUpdateStartTimes::observe`]).
     pub start_times: &'a OperatorUpdateStartTimes,
-    /// `spec.channel`.
-    pub channel: Option<String>,
-    /// `spec.upstream`.
-    pub upstream: Option<String>,
+    /// The last retrieval of updates from the update service; `None` before the first
+    /// (`RetrievedUpdates` then stays as it was, `False` when absent).
+    pub updates: Option<&'a AvailableUpdates>,
     /// `spec.overrides`: an `unmanaged` one makes the cluster not upgradeable.
     pub overrides: &'a [ComponentOverride],
     /// Loading the requested release.
@@ -142,26 +143,37 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
         Some(message),
     );
 
-    let (reason, message) = retrieved_updates(input.channel.as_deref(), input.upstream.as_deref());
-    if let Some(reason) = reason {
-        set(
-            &mut conditions,
-            &now,
-            "RetrievedUpdates",
-            "False",
-            Some(reason),
-            Some(message.to_string()),
-        );
-    } else if !conditions.iter().any(|c| c.type_ == "RetrievedUpdates") {
-        set(
-            &mut conditions,
-            &now,
-            "RetrievedUpdates",
-            "False",
-            None,
-            None,
-        );
-    }
+    let (available_updates, conditional_updates) = match input.updates {
+        Some(updates) => {
+            let (status, reason, message) = match &updates.failure {
+                None => ("True", None, None),
+                Some(f) => ("False", Some(f.reason()), Some(f.message())),
+            };
+            set(
+                &mut conditions,
+                &now,
+                "RetrievedUpdates",
+                status,
+                reason,
+                message,
+            );
+            let previous = &previous.conditional_updates;
+            status_updates(updates, previous, &now)
+        }
+        None => {
+            if !conditions.iter().any(|c| c.type_ == "RetrievedUpdates") {
+                set(
+                    &mut conditions,
+                    &now,
+                    "RetrievedUpdates",
+                    "False",
+                    None,
+                    None,
+                );
+            }
+            (previous.available_updates, previous.conditional_updates)
+        }
+    };
 
     let caps = input.capabilities.status();
     ClusterVersionStatus {
@@ -174,8 +186,56 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
             known_capabilities: caps.known_capabilities,
         }),
         conditions,
-        available_updates: previous.available_updates,
+        available_updates,
+        conditional_updates,
     }
+}
+
+/// `availableUpdates` and `conditionalUpdates` from a retrieval (upstream
+/// `evaluateConditionalUpdates`): each conditional update gets its `Recommended` condition
+/// (its `lastTransitionTime` kept while the status does not change), and the recommended ones
+/// join `availableUpdates`. Both newest first; an empty `availableUpdates` is `None` (upstream's
+/// `null`).
+fn status_updates(
+    retrieved: &AvailableUpdates,
+    previous: &[ConditionalUpdate],
+    now: &Time,
+) -> (Option<Vec<Release>>, Vec<ConditionalUpdate>) {
+    let release = |t: &Target| Release {
+        version: Some(t.version.clone()),
+        image: Some(t.image.clone()),
+        url: t.url.clone(),
+        channels: t.channels.clone(),
+        architecture: None,
+    };
+    let mut available: Vec<Release> = retrieved.updates.iter().map(release).collect();
+    let mut conditional = Vec::with_capacity(retrieved.conditional.len());
+    for update in &retrieved.conditional {
+        let r = recommendation(&update.risks);
+        if r.is_recommended() {
+            available.push(release(&update.release));
+        }
+        let since = previous
+            .iter()
+            .filter(|p| p.release.image.as_deref() == Some(update.release.image.as_str()))
+            .flat_map(|p| &p.conditions)
+            .find(|c| c.type_ == "Recommended" && c.status == r.status)
+            .map_or_else(|| now.clone(), |c| c.last_transition_time.clone());
+        conditional.push(ConditionalUpdate {
+            release: release(&update.release),
+            risks: update.risks.clone(),
+            conditions: vec![Condition {
+                type_: "Recommended".into(),
+                status: r.status.into(),
+                reason: r.reason,
+                message: r.message,
+                last_transition_time: since,
+                observed_generation: None,
+            }],
+        });
+    }
+    sort_newest_first(&mut available, |r| r.version.as_deref().unwrap_or(""));
+    (Some(available).filter(|a| !a.is_empty()), conditional)
 }
 
 /// `<v>` of the condition messages: the version, else the image, else `<unknown>`.
@@ -670,27 +730,6 @@ pub fn summary_for_reason(reason: &str, name: Option<&str>) -> String {
     }
 }
 
-/// The `RetrievedUpdates` reason and message when updates cannot be retrieved; `None` when
-/// they could be (this operator does not query an update service yet).
-fn retrieved_updates(
-    channel: Option<&str>,
-    upstream: Option<&str>,
-) -> (Option<&'static str>, &'static str) {
-    if channel.is_none_or(str::is_empty) {
-        (
-            Some("NoChannel"),
-            "The update channel has not been configured.",
-        )
-    } else if upstream.is_none_or(str::is_empty) {
-        (
-            Some("NoUpstream"),
-            "No updateService server has been set to retrieve updates.",
-        )
-    } else {
-        (None, "")
-    }
-}
-
 /// Sets a condition in place (appending a new type); `lastTransitionTime` changes only when
 /// the status does.
 fn set(
@@ -807,7 +846,9 @@ mod tests {
 
     use super::*;
     use crate::capability::Capability;
+    use crate::cluster::ConditionalUpdateRisk;
     use crate::operator::outcome::RequestedUpdate;
+    use crate::updates::{ClusterCondition, Failure as NoUpdates, Key, PromQlClusterCondition};
 
     static NO_START_TIMES: OperatorUpdateStartTimes = OperatorUpdateStartTimes::new();
     static NO_CAPABILITIES: ClusterCapabilities = ClusterCapabilities {
@@ -845,8 +886,7 @@ mod tests {
             reconciling: false,
             progress,
             start_times: &NO_START_TIMES,
-            channel: None,
-            upstream: None,
+            updates: None,
             overrides: &[],
             payload_load: PayloadLoad::Loaded,
             validation_errors: &[],
@@ -983,14 +1023,8 @@ mod tests {
                 "Working towards 4.18.0: 3 of 7 done (42% complete)"
             )
         );
-        assert_eq!(
-            msg(&first, "RetrievedUpdates"),
-            (
-                "False",
-                "NoChannel",
-                "The update channel has not been configured."
-            )
-        );
+        // Before the first retrieval: defaulted to False.
+        assert_eq!(msg(&first, "RetrievedUpdates"), ("False", "", ""));
         assert_eq!(
             msg(&first, "ReleaseAccepted"),
             (
@@ -1672,11 +1706,51 @@ mod tests {
         assert_eq!(c.enabled_capabilities, [Capability::new("Console")]);
     }
 
+    fn retrieved(failure: Option<NoUpdates>) -> AvailableUpdates {
+        let target = |v: &str| Target {
+            version: v.into(),
+            image: format!("img@{v}"),
+            ..Target::default()
+        };
+        let risk = |name: &str, rule: &str| ConditionalUpdateRisk {
+            url: "https://bug".into(),
+            name: name.into(),
+            message: "Hurts.".into(),
+            matching_rules: vec![ClusterCondition {
+                type_: rule.into(),
+                promql: (rule == "PromQL").then(|| PromQlClusterCondition {
+                    promql: "group(up)".into(),
+                }),
+            }],
+        };
+        AvailableUpdates {
+            key: Key::default(),
+            attempted: std::time::Instant::now(),
+            updates: vec![target("4.18.2"), target("4.18.1")],
+            conditional: vec![
+                crate::updates::ConditionalUpdate {
+                    release: target("4.18.4"),
+                    risks: vec![risk("Everyone", "Always")],
+                },
+                crate::updates::ConditionalUpdate {
+                    release: target("4.18.3"),
+                    risks: vec![risk("Query", "PromQL")],
+                },
+            ],
+            failure,
+        }
+    }
+
     #[test]
     fn retrieved_updates_reasons() {
         let caps = ClusterCapabilities::default();
+        let failed = AvailableUpdates {
+            updates: vec![],
+            conditional: vec![],
+            ..retrieved(Some(NoUpdates::NoUpstream))
+        };
         let s = next_status(StatusInput {
-            channel: Some("stable-4.18".into()),
+            updates: Some(&failed),
             ..input(None, &caps, T0, Progress::default())
         });
         assert_eq!(
@@ -1686,6 +1760,75 @@ mod tests {
                 "NoUpstream",
                 "No updateService server has been set to retrieve updates."
             )
+        );
+        assert_eq!(s.available_updates, None);
+        assert!(s.conditional_updates.is_empty());
+    }
+
+    #[test]
+    fn retrieved_updates_and_conditional_updates() {
+        let caps = ClusterCapabilities::default();
+        let ok = retrieved(None);
+        let s = next_status(StatusInput {
+            updates: Some(&ok),
+            ..input(None, &caps, T0, Progress::default())
+        });
+        assert_eq!(msg(&s, "RetrievedUpdates"), ("True", "", ""));
+        let versions: Vec<_> = (s.available_updates.iter().flatten())
+            .map(|r| r.version.as_deref().unwrap())
+            .collect();
+        assert_eq!(versions, ["4.18.2", "4.18.1"]);
+        let recommended: Vec<_> = (s.conditional_updates.iter())
+            .map(|c| {
+                let r = &c.conditions[0];
+                (
+                    c.release.version.as_deref().unwrap(),
+                    r.type_.as_str(),
+                    r.status.as_str(),
+                    r.reason.as_str(),
+                    r.message.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            recommended,
+            [
+                (
+                    "4.18.4",
+                    "Recommended",
+                    "False",
+                    "Everyone",
+                    "Hurts. https://bug"
+                ),
+                (
+                    "4.18.3",
+                    "Recommended",
+                    "Unknown",
+                    "EvaluationFailed",
+                    "Exposure to Query is unknown due to an evaluation failure: PromQL cluster conditions are not evaluated yet\nHurts. https://bug"
+                ),
+            ]
+        );
+        assert_eq!(s.conditional_updates[0].risks[0].name, "Everyone");
+
+        // A later failure: False with upstream's message; the transition times of unchanged
+        // Recommended conditions are kept.
+        let later = retrieved(Some(NoUpdates::RemoteFailed("Get \"u\": down".into())));
+        let again = next_status(StatusInput {
+            updates: Some(&later),
+            ..input(Some(&s), &caps, T1, Progress::default())
+        });
+        assert_eq!(
+            msg(&again, "RetrievedUpdates"),
+            (
+                "False",
+                "RemoteFailed",
+                "Unable to retrieve available updates: Get \"u\": down"
+            )
+        );
+        assert_eq!(
+            again.conditional_updates[0].conditions[0].last_transition_time,
+            t(T0)
         );
     }
 

@@ -183,10 +183,14 @@ pub async fn start_installs_with_baseline_none(ctx: &Ctx<'_>) -> anyhow::Result<
         "ImplicitlyEnabledCapabilities",
         ("False", "Capabilities match configured spec"),
     )?;
+    // No spec.upstream and no default update service: upstream checks the upstream first.
     check_condition(
         &s,
         "RetrievedUpdates",
-        ("False", "The update channel has not been configured."),
+        (
+            "False",
+            "No updateService server has been set to retrieve updates.",
+        ),
     )?;
     let accepted = condition_of(&s, "ReleaseAccepted");
     ensure!(
@@ -1070,4 +1074,207 @@ async fn wait_for_available(co: &Api<ClusterOperator>, name: &str) -> anyhow::Re
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     anyhow::bail!("ClusterOperator {name} did not become Available")
+}
+
+/// With `spec.channel` and `spec.upstream` naming a real update service on 127.0.0.1, a pass
+/// writes the graph's updates: `availableUpdates`, `conditionalUpdates` with their risks and
+/// `Recommended` condition, `RetrievedUpdates=True`. A failing service gives upstream's reason
+/// and message and keeps the updates retrieved before; a channel without the current version
+/// gives `VersionNotFound` and none.
+pub async fn start_shows_available_updates(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::update_service_support::{Reply, UpdateService, graph};
+
+    let failing = Arc::new(AtomicBool::new(false));
+    let service = {
+        let failing = failing.clone();
+        UpdateService::start(move |query| {
+            if failing.load(Ordering::SeqCst) {
+                return Reply::Status(500);
+            }
+            if query.contains("channel=stable-4.17") {
+                return Reply::Graph(graph(&[("4.17.0", "quay.io/r@sha256:17")], &[], json!([])));
+            }
+            Reply::Graph(graph(
+                &[
+                    ("4.18.0", "quay.io/r@sha256:00"),
+                    ("4.18.1", "quay.io/r@sha256:01"),
+                    ("4.18.2", "quay.io/r@sha256:02"),
+                    ("4.18.3", "quay.io/r@sha256:03"),
+                    ("4.18.4", "quay.io/r@sha256:04"),
+                ],
+                &[(0, 1), (0, 2)],
+                json!([
+                    {"edges": [{"from": "4.18.0", "to": "4.18.3"}],
+                     "risks": [{"url": "https://bug/1", "name": "EveryCluster", "message": "Breaks every cluster.",
+                                "matchingRules": [{"type": "Always"}]}]},
+                    {"edges": [{"from": "4.18.0", "to": "4.18.4"}],
+                     "risks": [{"url": "https://bug/2", "name": "ConsoleBreaks", "message": "The console may break.",
+                                "matchingRules": [{"type": "PromQL", "promql": {"promql": "group(cluster_version_capability{name=\"Console\",enabled=\"1\"})"}}]}]}
+                ]),
+            ))
+        })
+        .await
+    };
+    let options = options()?;
+    let api = reset_cluster_version(ctx).await?;
+    mark_healthy(ctx, &options.payload, "etcd").await?;
+    let spec = ClusterVersionSpec {
+        channel: Some("stable-4.18".into()),
+        upstream: Some(service.url.clone()),
+        ..spec(&[])
+    };
+    api.create(
+        &PostParams::default(),
+        &ClusterVersion::new("version", spec),
+    )
+    .await?;
+    let retrieved = |s: &ClusterVersionStatus| {
+        s.conditions
+            .iter()
+            .find(|c| c.type_ == "RetrievedUpdates")
+            .map(|c| {
+                (
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                )
+            })
+    };
+    let versions = |s: &ClusterVersionStatus| -> Vec<String> {
+        (s.available_updates.iter().flatten())
+            .filter_map(|r| r.version.clone())
+            .collect()
+    };
+
+    let mut state = SyncState::default();
+    sync_once(&ctx.admin, &options, &mut state).await?;
+    let s = status(ctx).await?;
+    ensure!(
+        retrieved(&s) == Some(("True".into(), String::new(), String::new())),
+        "{:?}",
+        retrieved(&s)
+    );
+    ensure!(versions(&s) == ["4.18.2", "4.18.1"], "{:?}", versions(&s));
+    let first = &s
+        .available_updates
+        .as_ref()
+        .context("no availableUpdates")?[0];
+    ensure!(
+        first.image.as_deref() == Some("quay.io/r@sha256:02")
+            && first.url.as_deref() == Some("https://access.redhat.com/errata/4.18.2")
+            && first.channels == ["candidate-4.18", "fast-4.18", "stable-4.18"],
+        "{first:?}"
+    );
+    let conditional: Vec<_> = (s.conditional_updates.iter())
+        .map(|c| {
+            let r = &c.conditions[0];
+            (
+                c.release.version.clone().unwrap_or_default(),
+                c.risks[0].name.clone(),
+                c.risks[0].matching_rules[0].type_.clone(),
+                r.type_.clone(),
+                r.status.clone(),
+                r.reason.clone(),
+            )
+        })
+        .collect();
+    let want = [
+        (
+            "4.18.4",
+            "ConsoleBreaks",
+            "PromQL",
+            "Recommended",
+            "Unknown",
+            "EvaluationFailed",
+        ),
+        (
+            "4.18.3",
+            "EveryCluster",
+            "Always",
+            "Recommended",
+            "False",
+            "EveryCluster",
+        ),
+    ]
+    .map(|(a, b, c, d, e, f)| {
+        (
+            a.to_string(),
+            b.to_string(),
+            c.to_string(),
+            d.to_string(),
+            e.to_string(),
+            f.to_string(),
+        )
+    });
+    ensure!(conditional == want, "{conditional:#?}");
+    ensure!(
+        s.conditional_updates[1].conditions[0].message == "Breaks every cluster. https://bug/1",
+        "{:?}",
+        s.conditional_updates[1].conditions[0]
+    );
+    let seen = service.seen();
+    ensure!(
+        seen.len() == 1
+            && seen[0].accept.as_deref() == Some("application/json")
+            && seen[0].query.starts_with("arch=")
+            && seen[0].query.contains(
+                "&channel=stable-4.18&id=0b4b1d5e-8f0c-4a4e-9d8a-3c1f9e2b7a61&version=4.18.0"
+            ),
+        "{seen:?}"
+    );
+
+    // The service fails: upstream's reason and message; the updates retrieved before stay.
+    failing.store(true, Ordering::SeqCst);
+    tokio::time::sleep(options.resync_interval).await;
+    let s = pass_then_failed(
+        ctx,
+        &options,
+        &mut state,
+        "ResponseFailed",
+        "Unable to retrieve available updates: unexpected HTTP status: 500 Internal Server Error",
+    )
+    .await?;
+    ensure!(versions(&s) == ["4.18.2", "4.18.1"], "{:?}", versions(&s));
+    ensure!(s.conditional_updates.len() == 2);
+
+    // Another channel, without the current version: asked at once, and nothing offered.
+    failing.store(false, Ordering::SeqCst);
+    let patch = json!({"spec": {"channel": "stable-4.17"}});
+    api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    let s = pass_then_failed(
+        ctx,
+        &options,
+        &mut state,
+        "VersionNotFound",
+        "Unable to retrieve available updates: currently reconciling cluster version 4.18.0 not found in the \"stable-4.17\" channel",
+    )
+    .await?;
+    ensure!(s.available_updates.is_none(), "{:?}", s.available_updates);
+    ensure!(s.conditional_updates.is_empty());
+    Ok(())
+}
+
+/// One pass, then the status, whose `RetrievedUpdates` must be `False` with `reason` and
+/// `message`.
+async fn pass_then_failed(
+    ctx: &Ctx<'_>,
+    options: &RunOptions,
+    state: &mut SyncState,
+    reason: &str,
+    message: &str,
+) -> anyhow::Result<ClusterVersionStatus> {
+    sync_once(&ctx.admin, options, state).await?;
+    let s = status(ctx).await?;
+    let c = (s.conditions.iter())
+        .find(|c| c.type_ == "RetrievedUpdates")
+        .context("no RetrievedUpdates")?;
+    ensure!(
+        (c.status.as_str(), c.reason.as_deref(), c.message.as_deref())
+            == ("False", Some(reason), Some(message)),
+        "{c:?}"
+    );
+    Ok(s)
 }

@@ -1,0 +1,263 @@
+//! The update service client against a real HTTP server on 127.0.0.1 (a hyper server serving
+//! graph documents in the update service's format): the request upstream sends, single- and
+//! multi-architecture graphs, and each failure with the exact `RetrievedUpdates` reason and
+//! message the status shows.
+
+#[path = "support/update_service.rs"]
+mod update_service_support;
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use cvo::updates::fetch::{FetchOptions, retrieve};
+use cvo::updates::{Failure, Query, Updates};
+use update_service_support::{Reply, UpdateService, graph};
+
+const ID: &str = "0b4b1d5e-8f0c-4a4e-9d8a-3c1f9e2b7a61";
+
+fn query(service: &UpdateService, version: &str, desired_arch: &str, current_arch: &str) -> Query {
+    Query {
+        upstream: service.url.clone(),
+        cluster_id: ID.into(),
+        desired_arch: desired_arch.into(),
+        current_arch: current_arch.into(),
+        channel: "stable-4.18".into(),
+        version: version.into(),
+    }
+}
+
+fn options(timeout: Duration) -> FetchOptions {
+    FetchOptions {
+        timeout,
+        ca_bundle: None,
+    }
+}
+
+async fn fetch(service: &UpdateService, version: &str) -> Result<Updates, Failure> {
+    retrieve(
+        &query(service, version, "amd64", "amd64"),
+        &options(Duration::from_secs(10)),
+    )
+    .await
+}
+
+/// The condition the status shows for a failure.
+fn condition(result: Result<Updates, Failure>) -> (&'static str, String) {
+    let failure = result.expect_err("a failure");
+    (failure.reason(), failure.message())
+}
+
+fn single_arch() -> String {
+    graph(
+        &[
+            (
+                "4.18.0",
+                "quay.io/openshift-release-dev/ocp-release@sha256:00",
+            ),
+            (
+                "4.18.1",
+                "quay.io/openshift-release-dev/ocp-release@sha256:01",
+            ),
+            (
+                "4.18.2",
+                "quay.io/openshift-release-dev/ocp-release@sha256:02",
+            ),
+            (
+                "4.18.3",
+                "quay.io/openshift-release-dev/ocp-release@sha256:03",
+            ),
+        ],
+        &[(0, 1), (0, 2), (1, 2)],
+        json!([{
+            "edges": [{"from": "4.18.0", "to": "4.18.3"}],
+            "risks": [{
+                "url": "https://issues.redhat.com/browse/OCPBUGS-1",
+                "name": "ConsoleBreaks",
+                "message": "The console may not load after the update.",
+                "matchingRules": [{"type": "PromQL", "promql": {"promql": "group(cluster_version_capability{name=\"Console\",enabled=\"1\"})"}}]
+            }]
+        }]),
+    )
+}
+
+#[tokio::test]
+async fn a_single_architecture_graph() {
+    let service = UpdateService::start(|_| Reply::Graph(single_arch())).await;
+    let updates = fetch(&service, "4.18.0").await.unwrap();
+
+    let seen = service.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].path, "/api/upgrades_info/v1/graph");
+    assert_eq!(
+        seen[0].query,
+        format!("arch=amd64&channel=stable-4.18&id={ID}&version=4.18.0")
+    );
+    assert_eq!(seen[0].accept.as_deref(), Some("application/json"));
+
+    let available: Vec<_> = (updates.updates.iter())
+        .map(|u| (u.version.as_str(), u.image.as_str()))
+        .collect();
+    assert_eq!(
+        available,
+        [
+            (
+                "4.18.2",
+                "quay.io/openshift-release-dev/ocp-release@sha256:02"
+            ),
+            (
+                "4.18.1",
+                "quay.io/openshift-release-dev/ocp-release@sha256:01"
+            ),
+        ]
+    );
+    let first = &updates.updates[0];
+    assert_eq!(
+        first.url.as_deref(),
+        Some("https://access.redhat.com/errata/4.18.2")
+    );
+    assert_eq!(
+        first.channels,
+        ["candidate-4.18", "fast-4.18", "stable-4.18"]
+    );
+    assert_eq!(updates.conditional.len(), 1);
+    let conditional = &updates.conditional[0];
+    assert_eq!(conditional.release.version, "4.18.3");
+    assert_eq!(conditional.risks[0].name, "ConsoleBreaks");
+    assert_eq!(conditional.risks[0].matching_rules[0].type_, "PromQL");
+}
+
+#[tokio::test]
+async fn a_multi_architecture_graph() {
+    // The service answers by `arch`: the multi graph only for `arch=multi`.
+    let service = UpdateService::start(|query| {
+        if query.contains("arch=multi") {
+            Reply::Graph(graph(
+                &[
+                    ("4.18.0", "quay.io/multi@sha256:00"),
+                    ("4.18.1", "quay.io/multi@sha256:01"),
+                ],
+                &[(0, 1)],
+                json!([]),
+            ))
+        } else {
+            Reply::Graph(single_arch())
+        }
+    })
+    .await;
+    let timeout = Duration::from_secs(10);
+    let multi = retrieve(
+        &query(&service, "4.18.0", "Multi", "Multi"),
+        &options(timeout),
+    )
+    .await
+    .unwrap();
+    assert_eq!(multi.updates[0].image, "quay.io/multi@sha256:01");
+    assert!(service.seen()[0].query.starts_with("arch=multi&"));
+    // Migrating a single-architecture cluster: only its own version, as a multi release.
+    let migrating = retrieve(
+        &query(&service, "4.18.0", "Multi", "arm64"),
+        &options(timeout),
+    )
+    .await
+    .unwrap();
+    let offered: Vec<_> = migrating.updates.iter().map(|u| u.image.as_str()).collect();
+    assert_eq!(offered, ["quay.io/multi@sha256:00"]);
+    assert!(migrating.conditional.is_empty());
+}
+
+#[tokio::test]
+async fn a_server_error_is_response_failed() {
+    let service = UpdateService::start(|_| Reply::Status(500)).await;
+    assert_eq!(
+        condition(fetch(&service, "4.18.0").await),
+        (
+            "ResponseFailed",
+            "Unable to retrieve available updates: unexpected HTTP status: 500 Internal Server Error".into()
+        )
+    );
+}
+
+#[tokio::test]
+async fn bad_json_is_response_invalid() {
+    let service = UpdateService::start(|_| Reply::Graph("{\"nodes\": [".into())).await;
+    let (reason, message) = condition(fetch(&service, "4.18.0").await);
+    assert_eq!(reason, "ResponseInvalid");
+    assert!(
+        message.starts_with("Unable to retrieve available updates: EOF while parsing"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_current_version_is_version_not_found() {
+    let service = UpdateService::start(|_| Reply::Graph(single_arch())).await;
+    assert_eq!(
+        condition(fetch(&service, "4.17.9").await),
+        (
+            "VersionNotFound",
+            "Unable to retrieve available updates: currently reconciling cluster version 4.17.9 not found in the \"stable-4.18\" channel".into()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_slow_service_times_out() {
+    let service =
+        UpdateService::start(|_| Reply::Slow(Duration::from_secs(5), single_arch())).await;
+    let q = query(&service, "4.18.0", "amd64", "amd64");
+    let started = std::time::Instant::now();
+    let result = retrieve(&q, &options(Duration::from_millis(300))).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let url = format!(
+        "{}?arch=amd64&channel=stable-4.18&id={ID}&version=4.18.0",
+        service.url
+    );
+    assert_eq!(
+        condition(result),
+        (
+            "RemoteFailed",
+            format!(
+                "Unable to retrieve available updates: Get \"{url}\": context deadline exceeded"
+            )
+        )
+    );
+}
+
+#[tokio::test]
+async fn no_server_is_remote_failed() {
+    let service = UpdateService::start(|_| Reply::Status(200)).await;
+    let mut q = query(&service, "4.18.0", "amd64", "amd64");
+    drop(service);
+    // A port nothing listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    q.upstream = format!("http://{}/graph", listener.local_addr().unwrap());
+    drop(listener);
+    let (reason, message) = condition(retrieve(&q, &options(Duration::from_secs(5))).await);
+    assert_eq!(reason, "RemoteFailed");
+    assert!(
+        message.starts_with("Unable to retrieve available updates: Get \"http://127.0.0.1:"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn checks_before_asking_send_nothing() {
+    let service = UpdateService::start(|_| Reply::Graph(single_arch())).await;
+    let q = Query {
+        channel: String::new(),
+        ..query(&service, "4.18.0", "amd64", "amd64")
+    };
+    assert_eq!(
+        condition(retrieve(&q, &options(Duration::from_secs(5))).await),
+        (
+            "NoChannel",
+            "The update channel has not been configured.".into()
+        )
+    );
+    assert!(service.seen().is_empty());
+}
