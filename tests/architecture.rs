@@ -55,6 +55,7 @@ const PURE: &[&str] = &[
     "src/components/deployment_targets/apiserver.rs",
     "src/components/deployment_targets/offline.rs",
     "src/components/deployment_targets/load.rs",
+    "src/components/agents/state.rs",
 ];
 
 /// What a pure file may not name outside its tests.
