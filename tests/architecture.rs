@@ -55,6 +55,8 @@ const PURE: &[&str] = &[
     "src/components/deployment_targets/apiserver.rs",
     "src/components/deployment_targets/offline.rs",
     "src/components/deployment_targets/load.rs",
+    "src/components/agents/keys.rs",
+    "src/components/agents/types.rs",
     "src/components/agents/state.rs",
 ];
 

@@ -621,7 +621,7 @@ fn crds_of_a_component() {
     let typo = fails(cvo().args(["crds", "--component", "deployment-target"]));
     assert_eq!(
         typo.trim_end(),
-        "error: --component: unknown component \"deployment-target\" (did you mean deployment-targets?); valid values: cluster-version-operator, deployment-targets"
+        "error: --component: unknown component \"deployment-target\" (did you mean deployment-targets?); valid values: cluster-version-operator, deployment-targets, agents"
     );
 }
 

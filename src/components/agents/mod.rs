@@ -4,6 +4,12 @@
 //!
 //! Pure core (this increment; the controller shell, its webhook server and the discovery-agent
 //! simulator come later):
+//! - [`types`]: the CRD types (Agent, InfraEnv, and the minimal ClusterDeployment and
+//!   AgentClusterInstall binding reads); [`keys`]: finalizers, labels, annotations; [`crds`]:
+//!   the CRDs the payload ships, the capability and the component's name.
 //! - [`state`]: the host state machine (register, refresh, bind, unbind, reclaim).
 
+pub mod crds;
+pub mod keys;
 pub mod state;
+pub mod types;
