@@ -58,6 +58,7 @@ const PURE: &[&str] = &[
     "src/components/agents/keys.rs",
     "src/components/agents/types.rs",
     "src/components/agents/state.rs",
+    "src/components/agents/validation.rs",
 ];
 
 /// What a pure file may not name outside its tests.

@@ -8,8 +8,10 @@
 //!   AgentClusterInstall binding reads); [`keys`]: finalizers, labels, annotations; [`crds`]:
 //!   the CRDs the payload ships, the capability and the component's name.
 //! - [`state`]: the host state machine (register, refresh, bind, unbind, reclaim).
+//! - [`validation`]: the validations, and which of them an unbound host runs.
 
 pub mod crds;
 pub mod keys;
 pub mod state;
 pub mod types;
+pub mod validation;
