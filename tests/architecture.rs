@@ -59,6 +59,7 @@ const PURE: &[&str] = &[
     "src/components/agents/types.rs",
     "src/components/agents/state.rs",
     "src/components/agents/validation.rs",
+    "src/components/agents/conditions.rs",
 ];
 
 /// What a pure file may not name outside its tests.

@@ -9,7 +9,9 @@
 //!   the CRDs the payload ships, the capability and the component's name.
 //! - [`state`]: the host state machine (register, refresh, bind, unbind, reclaim).
 //! - [`validation`]: the validations, and which of them an unbound host runs.
+//! - [`conditions`]: the Agent conditions a host state maps to.
 
+pub mod conditions;
 pub mod crds;
 pub mod keys;
 pub mod state;
