@@ -60,6 +60,7 @@ const PURE: &[&str] = &[
     "src/components/agents/state.rs",
     "src/components/agents/validation.rs",
     "src/components/agents/conditions.rs",
+    "src/components/agents/binding.rs",
 ];
 
 /// What a pure file may not name outside its tests.

@@ -9,8 +9,11 @@
 //!   the CRDs the payload ships, the capability and the component's name.
 //! - [`state`]: the host state machine (register, refresh, bind, unbind, reclaim).
 //! - [`validation`]: the validations, and which of them an unbound host runs.
+//! - [`binding`]: the Agent reconcile's decision, BindHost/UnbindHost refusals, teardown on
+//!   ClusterDeployment deletion.
 //! - [`conditions`]: the Agent conditions a host state maps to.
 
+pub mod binding;
 pub mod conditions;
 pub mod crds;
 pub mod keys;
