@@ -61,6 +61,7 @@ const PURE: &[&str] = &[
     "src/components/agents/validation.rs",
     "src/components/agents/conditions.rs",
     "src/components/agents/binding.rs",
+    "src/components/agents/webhook.rs",
 ];
 
 /// What a pure file may not name outside its tests.

@@ -12,6 +12,7 @@
 //! - [`binding`]: the Agent reconcile's decision, BindHost/UnbindHost refusals, teardown on
 //!   ClusterDeployment deletion.
 //! - [`conditions`]: the Agent conditions a host state maps to.
+//! - [`webhook`]: the Agent and InfraEnv admission rules.
 
 pub mod binding;
 pub mod conditions;
@@ -20,3 +21,4 @@ pub mod keys;
 pub mod state;
 pub mod types;
 pub mod validation;
+pub mod webhook;
