@@ -12,7 +12,7 @@
 //! - [`binding`]: the Agent reconcile's decision, BindHost/UnbindHost refusals, teardown on
 //!   ClusterDeployment deletion.
 //! - [`conditions`]: the Agent conditions a host state maps to.
-//! - [`webhook`]: the Agent and InfraEnv admission rules.
+//! - [`webhook`]: the Agent and InfraEnv admission rules (`cvo agent admit`).
 
 pub mod binding;
 pub mod conditions;
