@@ -60,6 +60,13 @@ const PURE: &[&str] = &[
     "src/components/deployment_targets/apiserver.rs",
     "src/components/deployment_targets/offline.rs",
     "src/components/deployment_targets/load.rs",
+    "src/components/agents/keys.rs",
+    "src/components/agents/types.rs",
+    "src/components/agents/state.rs",
+    "src/components/agents/validation.rs",
+    "src/components/agents/conditions.rs",
+    "src/components/agents/binding.rs",
+    "src/components/agents/webhook.rs",
 ];
 
 /// What a pure file may not name outside its tests.

@@ -621,7 +621,7 @@ fn crds_of_a_component() {
     let typo = fails(cvo().args(["crds", "--component", "deployment-target"]));
     assert_eq!(
         typo.trim_end(),
-        "error: --component: unknown component \"deployment-target\" (did you mean deployment-targets?); valid values: cluster-version-operator, deployment-targets"
+        "error: --component: unknown component \"deployment-target\" (did you mean deployment-targets?); valid values: cluster-version-operator, deployment-targets, agents"
     );
 }
 
@@ -1138,6 +1138,8 @@ fn every_output_flag_is_described_in_help() {
         &["validate"],
         &["payload", "info"],
         &["dt", "reconcile"],
+        &["agent", "transition"],
+        &["agent", "admit"],
     ] {
         let help = stdout(cvo().args(command).arg("--help"));
         let line = help
@@ -1234,6 +1236,8 @@ fn help_is_laid_out_alike_and_image_flags_only_where_images_are_read() {
         &["payload", "push"],
         &["payload", "info"],
         &["dt", "reconcile"],
+        &["agent", "transition"],
+        &["agent", "admit"],
     ];
     for command in commands {
         let help = stdout(cvo().args(*command).arg("--help"));
@@ -1245,7 +1249,7 @@ fn help_is_laid_out_alike_and_image_flags_only_where_images_are_read() {
             bare, None,
             "{command:?}: a flag without its description beside it"
         );
-        let reads_images = !matches!(command[0], "capabilities" | "crds" | "dt");
+        let reads_images = !matches!(command[0], "capabilities" | "crds" | "dt" | "agent");
         assert_eq!(
             help.contains("Release images and registries:\n      --cache-dir"),
             reads_images,

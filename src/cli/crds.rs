@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::CliResult;
-use crate::components::deployment_targets;
+use crate::components::{agents, deployment_targets};
 use crate::suggest::unknown_value;
 
 /// The CVO's own CRDs, the default of `--component`.
@@ -24,12 +24,14 @@ const COMPONENTS: &[(&str, Generate)] = &[
         deployment_targets::crds::COMPONENT,
         deployment_targets::crds::crds,
     ),
+    (agents::crds::COMPONENT, agents::crds::crds),
 ];
 
 #[derive(Debug, Args)]
 pub struct CrdsArgs {
-    /// Whose CRDs: cluster-version-operator (ClusterVersion, ClusterOperator) or
-    /// deployment-targets (with the DeploymentTargets capability annotation).
+    /// Whose CRDs: cluster-version-operator (ClusterVersion, ClusterOperator),
+    /// deployment-targets (with the DeploymentTargets capability annotation) or agents (Agent,
+    /// InfraEnv, minimal ClusterDeployment and AgentClusterInstall; AgentInstall capability).
     #[arg(long, value_name = "NAME", default_value = CVO)]
     pub component: String,
     /// yaml: a `---`-separated stream; json: one `v1 List`.

@@ -9,6 +9,8 @@ macro_rules! outln {
 }
 
 #[cfg(feature = "cluster")]
+mod agent;
+#[cfg(feature = "cluster")]
 mod apply;
 mod capabilities;
 #[cfg(feature = "cluster")]
@@ -53,8 +55,8 @@ use crate::payload::{LoadError, LoadOptions, Payload, PayloadSource, read_input}
 #[cfg_attr(
     not(feature = "cluster"),
     command(
-        after_help = "This cvo was built without the `cluster` feature: the apply, start, crds, controller and dt \
-                          commands are left out. Build with default features to have them."
+        after_help = "This cvo was built without the `cluster` feature: the apply, start, crds, controller, dt and \
+                          agent commands are left out. Build with default features to have them."
     )
 )]
 pub struct Cli {
@@ -217,6 +219,10 @@ pub enum Command {
     /// DeploymentTargets, claims and classes: `dt reconcile` runs their controllers offline.
     #[cfg(feature = "cluster")]
     Dt(dt::DtGroup),
+    /// Agent late binding offline: `agent transition` runs the host state machine,
+    /// `agent admit` the Agent and InfraEnv admission rules.
+    #[cfg(feature = "cluster")]
+    Agent(agent::AgentGroup),
 }
 
 impl Command {
@@ -236,7 +242,7 @@ impl Command {
             Command::Payload(a) => a.images(),
             Command::Capabilities(_) => None,
             #[cfg(feature = "cluster")]
-            Command::Crds(_) | Command::Controller(_) | Command::Dt(_) => None,
+            Command::Crds(_) | Command::Controller(_) | Command::Dt(_) | Command::Agent(_) => None,
         }
     }
 }
@@ -314,6 +320,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Controller(args) => controller::controller(args),
         #[cfg(feature = "cluster")]
         Command::Dt(group) => dt::dt(group),
+        #[cfg(feature = "cluster")]
+        Command::Agent(group) => agent::agent(group),
     };
     match result {
         Ok(code) => code,
@@ -351,6 +359,11 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         #[cfg(feature = "cluster")]
         Command::Dt(group) => match &group.command {
             dt::DtCommand::Reconcile(a) => machine(&a.output),
+        },
+        #[cfg(feature = "cluster")]
+        Command::Agent(group) => match &group.command {
+            agent::AgentCommand::Transition(a) => machine(&a.output),
+            agent::AgentCommand::Admit(a) => machine(&a.output),
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {

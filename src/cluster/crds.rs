@@ -302,6 +302,18 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
     ]
 }
 
+/// A component's generated CRDs as its payload ships them: [`for_payload`] with the
+/// component's capability (`capability.openshift.io/name`).
+pub fn for_component(
+    crds: impl IntoIterator<Item = CustomResourceDefinition>,
+    capability: &str,
+) -> Vec<CustomResourceDefinition> {
+    let annotations = [("capability.openshift.io/name", capability)];
+    (crds.into_iter())
+        .map(|crd| for_payload(crd, &annotations))
+        .collect()
+}
+
 /// A generated CRD as a payload ships it: with the include annotations of the profiles that
 /// run a CVO of their own, the given further annotations (a component's capability), and no
 /// descriptions.

@@ -2,6 +2,8 @@
 //! under a capability the payload declares. Each is a pure core (types, reconcile decisions
 //! over plain data) with its kube-runtime shell beside it, hosted by `cvo controller NAME`.
 //!
+//! - [`agents`]: Assisted Installer agent late binding (Agents and InfraEnvs).
 //! - [`deployment_targets`]: DeploymentTarget provisioning (Konflux environments).
 
+pub mod agents;
 pub mod deployment_targets;

@@ -9,7 +9,7 @@ use super::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
     GitOpsDeploymentManagedEnvironment,
 };
-use crate::cluster::crds::for_payload;
+use crate::cluster::crds::for_component;
 
 /// The capability the payload declares for this component (release-metadata
 /// `capabilities.cvo.openshift.io/declared`); every document of the component carries it.
@@ -23,17 +23,14 @@ pub const COMPONENT: &str = "deployment-targets";
 /// GitOpsDeploymentManagedEnvironment, in that order (the payload's file order). Not
 /// SpaceRequest: codeready-toolchain ships its CRD.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    let annotations = [("capability.openshift.io/name", CAPABILITY)];
-    [
+    let crds = [
         DeploymentTarget::crd(),
         DeploymentTargetClaim::crd(),
         DeploymentTargetClass::crd(),
         Environment::crd(),
         GitOpsDeploymentManagedEnvironment::crd(),
-    ]
-    .into_iter()
-    .map(|crd| for_payload(crd, &annotations))
-    .collect()
+    ];
+    for_component(crds, CAPABILITY)
 }
 
 #[cfg(test)]

@@ -1,0 +1,348 @@
+//! `cvo agent`: the agent late-binding component's decisions offline, for scripting and
+//! checking. `cvo agent transition` runs the host state machine once; `cvo agent admit` runs
+//! the Agent or InfraEnv admission webhook's rules on objects in files.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, CommandFactory as _, Subcommand, ValueEnum};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{Cli, CliResult};
+use crate::components::agents::state::{HostEvent, HostState, transition};
+use crate::components::agents::types::{Agent, InfraEnv};
+use crate::components::agents::webhook::{Admission, Operation, admit_agent, admit_infraenv};
+use crate::suggest::unknown_value;
+
+#[derive(Debug, Args)]
+pub struct AgentGroup {
+    #[command(subcommand)]
+    pub command: AgentCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// What binding, unbinding or reclaiming does to a host in a state: the state it goes to
+    /// and its statusInfo, or the refusal.
+    #[command(after_help = TRANSITION_HELP)]
+    Transition(TransitionArgs),
+    /// Judge an Agent or InfraEnv create or update as the admission webhook does.
+    #[command(after_help = ADMIT_HELP)]
+    Admit(AdmitArgs),
+}
+
+// Laid out by hand: clap wraps no help text without its `wrap_help` feature.
+const TRANSITION_HELP: &str = "A refused transition leaves the host where it is (`to` is `from`) with the state machine's error.
+
+Exit codes:
+  0  the transition was judged (allowed or refused)
+  2  usage error (an unknown state or event)";
+
+const ADMIT_HELP: &str = "Files are YAML or JSON, one object each; `-` reads standard input. An object without
+metadata.namespace is not judged on the namespace rules. InfraEnv updates that add osImageVersion beside a clusterRef
+are allowed only with --cluster-installed (the webhook reads the ClusterDeployment's spec.installed).
+
+Exit codes:
+  0  the request was judged (allowed or denied)
+  1  a file cannot be read, or is not the kind asked for
+  2  usage error";
+
+#[derive(Debug, Args)]
+pub struct TransitionArgs {
+    /// The host's state (`status.debugInfo.state`), e.g. known-unbound.
+    #[arg(long, value_name = "STATE", value_parser = parse_state)]
+    pub state: HostState,
+    /// bind, unbind or reclaim.
+    #[arg(long, value_name = "EVENT", value_parser = parse_event)]
+    pub event: Event,
+    /// text: one line and the statusInfo; json|yaml: {"from", "event", "allowed", "to",
+    /// "statusInfo", "error"}.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+}
+
+/// The events `cvo agent transition` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Bind,
+    Unbind,
+    Reclaim,
+}
+
+impl Event {
+    const ALL: [(&'static str, Event); 3] = [
+        ("bind", Event::Bind),
+        ("unbind", Event::Unbind),
+        ("reclaim", Event::Reclaim),
+    ];
+
+    fn name(self) -> &'static str {
+        Event::ALL
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map_or("", |(n, _)| n)
+    }
+
+    fn host_event(self) -> HostEvent {
+        match self {
+            Event::Bind => HostEvent::Bind,
+            Event::Unbind => HostEvent::Unbind,
+            Event::Reclaim => HostEvent::Reclaim,
+        }
+    }
+}
+
+fn parse_state(text: &str) -> Result<HostState, String> {
+    text.parse()
+        .map_err(|e: crate::components::agents::state::UnknownState| e.to_string())
+}
+
+fn parse_event(text: &str) -> Result<Event, String> {
+    (Event::ALL.iter())
+        .find(|(name, _)| *name == text)
+        .map(|(_, event)| *event)
+        .ok_or_else(|| {
+            let valid: Vec<&str> = Event::ALL.iter().map(|(n, _)| *n).collect();
+            unknown_value("event", text, &valid)
+        })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Args)]
+pub struct AdmitArgs {
+    /// The kind of the objects.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub kind: AdmitKind,
+    /// The request's operation.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub operation: AdmitOperation,
+    /// The object as it was (UPDATE only).
+    #[arg(long, value_name = "FILE")]
+    pub old: Option<PathBuf>,
+    /// The object as created or updated.
+    #[arg(long, value_name = "FILE")]
+    pub new: PathBuf,
+    /// InfraEnv UPDATE: the ClusterDeployment of spec.clusterRef is installed.
+    #[arg(long)]
+    pub cluster_installed: bool,
+    /// text: allowed, or denied and the message; json|yaml: {"allowed", "message"}.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmitKind {
+    #[value(name = "Agent")]
+    Agent,
+    #[value(name = "InfraEnv")]
+    InfraEnv,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmitOperation {
+    #[value(name = "CREATE")]
+    Create,
+    #[value(name = "UPDATE")]
+    Update,
+}
+
+pub fn agent(group: AgentGroup) -> CliResult {
+    match group.command {
+        AgentCommand::Transition(args) => transition_command(args),
+        AgentCommand::Admit(args) => admit(args),
+    }
+}
+
+/// `cvo agent transition`'s answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TransitionReport {
+    from: String,
+    event: &'static str,
+    allowed: bool,
+    to: String,
+    status_info: Option<String>,
+    error: Option<String>,
+}
+
+fn transition_command(args: TransitionArgs) -> CliResult {
+    let report = match transition(args.state, &args.event.host_event()) {
+        Ok(t) => TransitionReport {
+            from: t.from.to_string(),
+            event: args.event.name(),
+            allowed: true,
+            to: t.to.to_string(),
+            status_info: t.status_info,
+            error: None,
+        },
+        Err(e) => TransitionReport {
+            from: args.state.to_string(),
+            event: args.event.name(),
+            allowed: false,
+            to: args.state.to_string(),
+            status_info: None,
+            error: Some(e.to_string()),
+        },
+    };
+    print(&report, args.output, text_transition)
+}
+
+/// `known-unbound --bind--> binding` and the statusInfo, or the refusal.
+fn text_transition(report: &TransitionReport) -> String {
+    let shown = |state: &str| match state {
+        "" => "\"\"".to_owned(),
+        state => state.to_owned(),
+    };
+    let from = shown(&report.from);
+    match (&report.status_info, &report.error) {
+        (_, Some(error)) => format!("{from} --{}--> refused: {error}", report.event),
+        (info, None) => format!(
+            "{from} --{}--> {}\nstatusInfo: {}",
+            report.event,
+            shown(&report.to),
+            info.as_deref().unwrap_or("(unchanged)")
+        ),
+    }
+}
+
+fn admit(args: AdmitArgs) -> CliResult {
+    let operation = match args.operation {
+        AdmitOperation::Create => Operation::Create,
+        AdmitOperation::Update => Operation::Update,
+    };
+    match (operation, &args.old) {
+        (Operation::Update, None) => usage_error("--operation UPDATE needs --old FILE"),
+        (Operation::Create, Some(_)) => usage_error("--old is for --operation UPDATE only"),
+        _ => {}
+    }
+    let admission = match args.kind {
+        AdmitKind::Agent => {
+            let new: Agent = read_object(&args.new, "Agent")?;
+            let old: Option<Agent> = args
+                .old
+                .as_deref()
+                .map(|p| read_object(p, "Agent"))
+                .transpose()?;
+            admit_agent(operation, old.as_ref(), &new)
+        }
+        AdmitKind::InfraEnv => {
+            let new: InfraEnv = read_object(&args.new, "InfraEnv")?;
+            let old: Option<InfraEnv> = (args.old.as_deref())
+                .map(|p| read_object(p, "InfraEnv"))
+                .transpose()?;
+            admit_infraenv(operation, old.as_ref(), &new, Some(args.cluster_installed))
+        }
+    };
+    print(&admission, args.output, text_admission)
+}
+
+fn text_admission(admission: &Admission) -> String {
+    match admission.allowed {
+        true => "allowed".to_owned(),
+        false => format!("denied: {}", admission.message),
+    }
+}
+
+/// A usage error, reported as clap reports its own (exit code 2).
+fn usage_error(message: &str) -> ! {
+    let mut cli = Cli::command();
+    cli.build();
+    let admit = (cli.find_subcommand_mut("agent"))
+        .and_then(|agent| agent.find_subcommand_mut("admit"))
+        .expect("cvo agent admit");
+    admit
+        .error(clap::error::ErrorKind::ArgumentConflict, message)
+        .exit()
+}
+
+/// Prints a verdict in `format` (`text` through `text`); the command judged, so it succeeds.
+fn print<T: Serialize>(value: &T, format: Format, text: fn(&T) -> String) -> CliResult {
+    let out = match format {
+        Format::Text => text(value),
+        Format::Yaml => serde_saphyr::to_string(value).context("cannot write YAML")?,
+        Format::Json => serde_json::to_string_pretty(value).context("cannot write JSON")?,
+    };
+    outln!("{}", out.trim_end());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The one object of a YAML or JSON file (`-`: standard input), which must be a `kind` of
+/// `agent-install.openshift.io/v1beta1` where it says what it is.
+fn read_object<T: DeserializeOwned>(path: &Path, kind: &str) -> anyhow::Result<T> {
+    let origin = match path.as_os_str() == "-" {
+        true => "standard input".to_owned(),
+        false => path.display().to_string(),
+    };
+    let text = if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read standard input")?;
+        text
+    } else {
+        std::fs::read_to_string(path).with_context(|| format!("{origin}: cannot read"))?
+    };
+    let value = parse_one(&text).with_context(|| origin.clone())?;
+    check_kind(&value, kind).with_context(|| origin.clone())?;
+    serde_json::from_value(value).with_context(|| format!("{origin}: not a valid {kind}"))
+}
+
+/// The file's one document as JSON.
+fn parse_one(text: &str) -> anyhow::Result<Value> {
+    let chunks = crate::yaml::split_stream(text)
+        .map_err(|e| anyhow::anyhow!("line {}: {}", e.position.map_or(1, |p| p.line), e.message))?;
+    let mut values = Vec::new();
+    for chunk in &chunks {
+        let value = match &chunk.json {
+            Some(json) => json.clone(),
+            None => crate::yaml::parse_document(&chunk.reader_text())
+                .map(|node| node.into_value())
+                .map_err(|e| {
+                    let line = |p: crate::yaml::Position| chunk.line + p.line - 1;
+                    let at = e.position.map_or(chunk.line, line);
+                    match e.started_at {
+                        Some(start) => anyhow::anyhow!(
+                            "line {at}: {} (it started at line {} column {})",
+                            e.message,
+                            line(start),
+                            start.column
+                        ),
+                        None => anyhow::anyhow!("line {at}: {}", e.message),
+                    }
+                })?,
+        };
+        if !value.is_null() {
+            values.push(value);
+        }
+    }
+    match values.len() {
+        1 => Ok(values.remove(0)),
+        0 => anyhow::bail!("no object in the file"),
+        n => anyhow::bail!("{n} objects in the file; give one object per file"),
+    }
+}
+
+fn check_kind(value: &Value, kind: &str) -> anyhow::Result<()> {
+    if !value.is_object() {
+        anyhow::bail!("not an object");
+    }
+    let field = |name: &str| value.get(name).and_then(Value::as_str);
+    if let Some(found) = field("kind").filter(|k| *k != kind) {
+        anyhow::bail!("kind is {found:?}, not {kind:?} (--kind)");
+    }
+    let api_version = "agent-install.openshift.io/v1beta1";
+    if let Some(found) = field("apiVersion").filter(|v| *v != api_version) {
+        anyhow::bail!("apiVersion is {found:?}, not {api_version:?}");
+    }
+    Ok(())
+}

@@ -1,0 +1,24 @@
+//! Agent late binding (Assisted Installer, `agent-install.openshift.io`): hosts that boot an
+//! InfraEnv's discovery image register as Agents into a free pool; cluster creators bind them
+//! to a ClusterDeployment, unbind them, or move them (spec part C, design seed 002).
+//!
+//! Pure core (this increment; the controller shell, its webhook server and the discovery-agent
+//! simulator come later):
+//! - [`types`]: the CRD types (Agent, InfraEnv, and the minimal ClusterDeployment and
+//!   AgentClusterInstall binding reads); [`keys`]: finalizers, labels, annotations; [`crds`]:
+//!   the CRDs the payload ships, the capability and the component's name.
+//! - [`state`]: the host state machine (register, refresh, bind, unbind, reclaim).
+//! - [`validation`]: the validations, and which of them an unbound host runs.
+//! - [`binding`]: the Agent reconcile's decision, BindHost/UnbindHost refusals, teardown on
+//!   ClusterDeployment deletion.
+//! - [`conditions`]: the Agent conditions a host state maps to.
+//! - [`webhook`]: the Agent and InfraEnv admission rules (`cvo agent admit`).
+
+pub mod binding;
+pub mod conditions;
+pub mod crds;
+pub mod keys;
+pub mod state;
+pub mod types;
+pub mod validation;
+pub mod webhook;
