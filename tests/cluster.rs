@@ -6,10 +6,14 @@
 mod cluster_support;
 #[path = "support/foreign_crds.rs"]
 mod foreign_crds;
+#[path = "support/gnupg.rs"]
+mod gnupg;
 #[path = "support/registry.rs"]
 mod registry_support;
 #[path = "support/runner.rs"]
 mod runner;
+#[path = "support/static_server.rs"]
+mod static_server;
 #[path = "support/update_service.rs"]
 mod update_service_support;
 
@@ -54,6 +58,7 @@ use start_tests::{
 use upgrade_tests::{
     upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
     upgrade_preconditions_block_until_forced, upgrade_survives_apiserver_restart,
+    upgrade_verifies_release_signatures,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -133,6 +138,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_from_release_images", |c| {
         Box::pin(upgrade_from_release_images(c))
+    }),
+    ("upgrade_verifies_release_signatures", |c| {
+        Box::pin(upgrade_verifies_release_signatures(c))
     }),
     ("start_as_restricted_user", |c| {
         Box::pin(start_as_restricted_user(c))

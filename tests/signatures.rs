@@ -3,61 +3,30 @@
 //! binary), and one cvo made verifies in `gpg`. RSA keys, as release keys are. Skips without
 //! `gpg` unless `CVO_REQUIRE_GPG=1` (which `.ci/run` sets).
 
+#[path = "support/gnupg.rs"]
+mod gnupg;
+#[path = "support/static_server.rs"]
+mod static_server;
+
 use std::collections::BTreeMap;
-use std::path::Path;
+
 use std::process::Command;
 
 use cvo::verify::atomic::AtomicSignature;
 use cvo::verify::openpgp::{self, Keyring};
 use cvo::verify::release::{Verification, VerifyError};
+use gnupg::GnuPg;
+use static_server::StaticServer;
 
 const DIGEST: &str = "sha256:817a12c32a39bbe394944ba49de563e085f1d3c5266eb8e9723256bc4448680e";
 
-/// A throwaway GnuPG home with one RSA signing key; None when gpg is missing (and allowed to be).
-fn gnupg() -> Option<tempfile::TempDir> {
-    if Command::new("gpg").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("CVO_REQUIRE_GPG").as_deref() != Ok("1"),
-            "gpg is missing and CVO_REQUIRE_GPG=1 (hack/install-deps.sh installs it)"
-        );
-        eprintln!("skipping: gpg is not installed");
-        return None;
-    }
-    let home = tempfile::tempdir().unwrap();
-    gpg(
-        home.path(),
-        &[
-            "--quick-gen-key",
-            "Release Signer <release@example.com>",
-            "rsa2048",
-            "sign",
-            "never",
-        ],
-    );
-    Some(home)
+/// A GnuPG home with a release key; None when gpg is missing (and allowed to be).
+fn gnupg() -> Option<GnuPg> {
+    GnuPg::with_key("Release Signer <release@example.com>").unwrap()
 }
 
-fn gpg(home: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("gpg")
-        .arg("--homedir")
-        .arg(home)
-        .args([
-            "--batch",
-            "--yes",
-            "--pinentry-mode",
-            "loopback",
-            "--passphrase",
-            "",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "gpg {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+fn gpg(home: &GnuPg, args: &[&str]) -> Vec<u8> {
+    home.run(args).unwrap()
 }
 
 fn document(digest: &str) -> Vec<u8> {
@@ -97,16 +66,16 @@ fn a_signature_gpg_made_verifies_in_cvo() {
         ),
         ("armored", vec!["--armor", "--sign", "--output", "-", doc]),
     ] {
-        let signature = gpg(home.path(), &args);
+        let signature = gpg(&home, &args);
         for (form, key) in [
-            ("armored key", gpg(home.path(), &["--armor", "--export"])),
-            ("binary key", gpg(home.path(), &["--export"])),
+            ("armored key", gpg(&home, &["--armor", "--export"])),
+            ("binary key", gpg(&home, &["--export"])),
         ] {
             let keyring = Keyring::parse(&key).unwrap_or_else(|e| panic!("{form}: {e}"));
             assert_eq!(verify(DIGEST, keyring, &signature), Ok(1), "{name}, {form}");
         }
         // The same signature does not verify another digest.
-        let keyring = Keyring::parse(&gpg(home.path(), &["--export"])).unwrap();
+        let keyring = Keyring::parse(&gpg(&home, &["--export"])).unwrap();
         let other = DIGEST.replace("sha256:8", "sha256:9");
         assert!(
             matches!(
@@ -121,7 +90,7 @@ fn a_signature_gpg_made_verifies_in_cvo() {
 #[test]
 fn a_signature_cvo_made_verifies_in_gpg() {
     let Some(home) = gnupg() else { return };
-    let secret = gpg(home.path(), &["--armor", "--export-secret-keys"]);
+    let secret = gpg(&home, &["--armor", "--export-secret-keys"]);
     let key = openpgp::parse_secret_key(&secret).unwrap();
     let content = document(DIGEST);
     let signature = openpgp::sign(&content, &key).unwrap();
@@ -131,7 +100,7 @@ fn a_signature_cvo_made_verifies_in_gpg() {
     // gpg --decrypt checks the signature (status GOODSIG) and prints the signed content.
     let out = Command::new("gpg")
         .arg("--homedir")
-        .arg(home.path())
+        .arg(home.home())
         .args(["--batch", "--status-fd", "2", "--decrypt"])
         .arg(&file)
         .output()
@@ -142,49 +111,6 @@ fn a_signature_cvo_made_verifies_in_gpg() {
         "{status}"
     );
     assert_eq!(out.stdout, content);
-}
-
-/// A real HTTP server (Python's) serving `dir` on 127.0.0.1; killed on drop.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &Path) -> Served {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("python3")
-        .args([
-            "-m",
-            "http.server",
-            "--bind",
-            "127.0.0.1",
-            &port.to_string(),
-            "--directory",
-        ])
-        .arg(dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("python3 serves the store");
-    let url = format!("http://127.0.0.1:{port}");
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    Served { child, url }
 }
 
 fn cvo(args: &[&str]) -> (i32, String, String) {
@@ -205,20 +131,12 @@ fn payload_sign_then_verify_through_an_http_store() {
     let Some(home) = gnupg() else { return };
     let work = tempfile::tempdir().unwrap();
     let secret = work.path().join("release.key");
-    std::fs::write(
-        &secret,
-        gpg(home.path(), &["--armor", "--export-secret-keys"]),
-    )
-    .unwrap();
+    std::fs::write(&secret, gpg(&home, &["--armor", "--export-secret-keys"])).unwrap();
     let public = work.path().join("release.pub");
-    std::fs::write(&public, gpg(home.path(), &["--armor", "--export"])).unwrap();
+    std::fs::write(&public, gpg(&home, &["--armor", "--export"])).unwrap();
     let stranger_home = gnupg().unwrap();
     let stranger = work.path().join("stranger.pub");
-    std::fs::write(
-        &stranger,
-        gpg(stranger_home.path(), &["--armor", "--export"]),
-    )
-    .unwrap();
+    std::fs::write(&stranger, gpg(&stranger_home, &["--armor", "--export"])).unwrap();
     let store = work.path().join("store");
     let (secret, public, stranger) = (
         secret.to_str().unwrap(),
@@ -242,12 +160,12 @@ fn payload_sign_then_verify_through_an_http_store() {
     let written = store.join(DIGEST.replacen(':', "=", 1)).join("signature-1");
     assert_eq!(out.trim(), written.to_str().unwrap());
     // gpg agrees it is a good signature of an atomic container signature of the digest.
-    let content = gpg(home.path(), &["--decrypt", written.to_str().unwrap()]);
+    let content = gpg(&home, &["--decrypt", written.to_str().unwrap()]);
     let doc: serde_json::Value = serde_json::from_slice(&content).unwrap();
     assert_eq!(doc["critical"]["image"]["docker-manifest-digest"], DIGEST);
     assert_eq!(doc["critical"]["identity"]["docker-reference"], identity);
 
-    let served = serve(&store);
+    let served = StaticServer::start(&store).unwrap();
     let verify = |keyring: &str, digest: &str| {
         cvo(&[
             "payload",

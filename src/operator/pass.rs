@@ -76,6 +76,9 @@ pub struct SyncState {
     pub attempt: u64,
     /// The last retrieval of updates from the update service (`None` before the first).
     pub updates: Option<AvailableUpdates>,
+    /// Whether the current payload's release image had its signatures verified (false for the
+    /// operator's own payload): its history entry's `verified`.
+    pub verified: bool,
 }
 
 impl SyncState {
@@ -84,6 +87,7 @@ impl SyncState {
         self.upgrade_implicit = accepted.implicitly_enabled;
         self.start_times.clear();
         self.accepted_risks = accepted.risks;
+        self.verified = false;
         self.current = Some(next);
         self.release_failure = None;
     }
@@ -394,6 +398,7 @@ pub fn pass_status(
         payload_load,
         validation_errors: &observed.validation_errors,
         accepted_risks: state.accepted_risks.as_deref(),
+        verified: state.accepted_risks.is_some().then_some(state.verified),
     })
 }
 

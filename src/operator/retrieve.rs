@@ -8,18 +8,50 @@ use super::outcome::{LoadFailure, PayloadLoadStep, RequestedUpdate};
 use crate::oci;
 use crate::payload::source::SourceError;
 use crate::payload::{LoadOptions, Payload, PayloadSource, read_image, read_input};
+use crate::verify::config::VerifierConfig;
+use crate::verify::release::Verification;
+use crate::verify::store::{Store, offer_signatures};
 
-/// Retrieves, loads and verifies `release`, rendering `{{.ReleaseImage}}` as the requested
-/// image and the manifests for `cluster_profile`.
+/// A retrieved release.
+#[derive(Debug)]
+pub struct Retrieved {
+    pub payload: Payload,
+    /// Its digest's signatures verified (`status.history[].verified`).
+    pub verified: bool,
+    /// Why it is not verified when `force` let it through (upstream's
+    /// `The update cannot be verified: ...`), for the accepted risks.
+    pub forced_unverified: Option<String>,
+}
+
+/// Retrieves, verifies (when the current payload declares a verifier) and loads `release`,
+/// rendering `{{.ReleaseImage}}` as the requested image and the manifests for `cluster_profile`.
 pub async fn retrieve(
     release: &RequestedUpdate,
     images: &oci::Options,
     sources: ReleaseSources,
     cluster_profile: &str,
-) -> Result<Payload, LoadFailure> {
+    verifier: Option<&VerifierConfig>,
+    force: bool,
+) -> Result<Retrieved, LoadFailure> {
     let source = match sources {
         ReleaseSources::Registries => release_source(&release.image)?,
         ReleaseSources::RegistriesAndLocalFiles => PayloadSource::from_arg(Some(&release.image)),
+    };
+    let (verified, forced_unverified) = match verifier {
+        None => (false, None),
+        Some(verifier) => match verify(&release.image, verifier).await {
+            Ok(()) => (true, None),
+            Err(message) if force => {
+                tracing::warn!(image = %release.image, "an image that failed verification is used because the update is forced: {message}");
+                (false, Some(message))
+            }
+            Err(message) => {
+                return Err(LoadFailure {
+                    step: PayloadLoadStep::RetrievePayload,
+                    error: message,
+                });
+            }
+        },
     };
     let pulled = match &source {
         PayloadSource::Registry(reference) => Some(
@@ -54,14 +86,35 @@ pub async fn retrieve(
         for warning in &payload.warnings {
             tracing::warn!(payload = %payload.origin, "{warning}");
         }
-        Ok(payload)
+        Ok::<Payload, LoadFailure>(payload)
     };
-    tokio::task::spawn_blocking(load)
+    let payload = tokio::task::spawn_blocking(load)
         .await
         .map_err(|e| LoadFailure {
             step: PayloadLoadStep::LoadPayload,
             error: format!("the loading task failed: {e}"),
-        })?
+        })??;
+    Ok(Retrieved {
+        payload,
+        verified,
+        forced_unverified,
+    })
+}
+
+/// Upstream `RetrievePayload`'s verification: the digest after the image's `@` must be signed
+/// by every keyring of `verifier`, through its stores; else `The update cannot be verified: ...`.
+async fn verify(image: &str, verifier: &VerifierConfig) -> Result<(), String> {
+    let digest = image.rsplit_once('@').map(|(_, d)| d).unwrap_or("");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let cannot =
+        |e: crate::verify::release::VerifyError| format!("The update cannot be verified: {e}");
+    let mut verification = Verification::start(digest, &verifier.keyrings, now).map_err(cannot)?;
+    let stores: Vec<Store> = verifier.stores.iter().cloned().map(Store::Http).collect();
+    offer_signatures(&stores, digest, &mut verification).await;
+    verification.finish().map(|_| ()).map_err(cannot)
 }
 
 fn retrieval_failed(error: SourceError) -> LoadFailure {
@@ -87,8 +140,11 @@ mod tests {
             &images,
             ReleaseSources::RegistriesAndLocalFiles,
             "p",
+            None,
+            false,
         )
         .await
+        .map(|r| r.payload)
     }
 
     #[tokio::test]
@@ -119,9 +175,16 @@ mod tests {
         };
         let cache = tempfile::tempdir().unwrap();
         let images = oci::Options::new(cache.path().into());
-        let e = retrieve(&release, &images, ReleaseSources::Registries, "p")
-            .await
-            .unwrap_err();
+        let e = retrieve(
+            &release,
+            &images,
+            ReleaseSources::Registries,
+            "p",
+            None,
+            false,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.step, PayloadLoadStep::RetrievePayload);
         assert!(e.error.contains("is not a release image pullspec"), "{e}");
         assert!(

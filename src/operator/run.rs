@@ -27,7 +27,7 @@ use super::pass::{
     Observed, OperatorFacts, PassInput, PassPlan, SyncMode, accept_release, pass_status, plan_pass,
     updates_query,
 };
-use super::retrieve::retrieve;
+use super::retrieve::{Retrieved, retrieve};
 use super::task::{ClusterVersionOwner, FIELD_MANAGER};
 use crate::host::lease::{LeaderElector, LeaseConfig};
 use crate::updates::AvailableUpdates;
@@ -484,10 +484,14 @@ async fn select_payload(
     };
     // The operator's own payload is "local": upstream runs no preconditions for it.
     let local = release.image == options.payload.release_image;
-    let loaded = if local {
-        Ok(Arc::new(options.payload.clone()))
+    let force = (observed.cluster_version.spec.desired_update.as_ref()).is_some_and(|u| u.force);
+    let (loaded, verified, forced_unverified) = if local {
+        (Ok(Arc::new(options.payload.clone())), false, None)
     } else {
-        retrieve_in_time(&release, options).await.map(Arc::new)
+        match retrieve_in_time(&release, &current, force, options).await {
+            Ok(r) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
+            Err(e) => (Err(e), false, None),
+        }
     };
     let input = PassInput {
         observed,
@@ -506,7 +510,15 @@ async fn select_payload(
                 accepted_risks = accepted.risks.as_deref().unwrap_or(""),
                 "loaded the requested release"
             );
+            let mut accepted = accepted;
+            if let Some(unverified) = forced_unverified {
+                accepted.risks = Some(match accepted.risks.take().filter(|r| !r.is_empty()) {
+                    Some(risks) => format!("{unverified}\n{risks}"),
+                    None => unverified,
+                });
+            }
             state.adopt(next.clone(), accepted);
+            state.verified = verified;
             next
         }
         Err(failure) => {
@@ -523,12 +535,34 @@ async fn select_payload(
 /// scratch every time.
 async fn retrieve_in_time(
     release: &RequestedUpdate,
+    current: &Payload,
+    force: bool,
     options: &RunOptions,
-) -> Result<Payload, LoadFailure> {
+) -> Result<Retrieved, LoadFailure> {
     let (release, images) = (release.clone(), options.images.clone());
     let (sources, profile) = (options.release_sources, options.facts.profile.clone());
-    let retrieval =
-        tokio::spawn(async move { retrieve(&release, &images, sources, &profile).await });
+    // The verifier the applied payload declares (upstream builds it from the payload it runs).
+    let verifier = match crate::verify::config::from_manifests(&current.manifests) {
+        None => None,
+        Some(Ok(verifier)) => Some(verifier),
+        Some(Err(e)) => {
+            return Err(LoadFailure {
+                step: PayloadLoadStep::RetrievePayload,
+                error: format!("The update cannot be verified: {e}"),
+            });
+        }
+    };
+    let retrieval = tokio::spawn(async move {
+        retrieve(
+            &release,
+            &images,
+            sources,
+            &profile,
+            verifier.as_ref(),
+            force,
+        )
+        .await
+    });
     match tokio::time::timeout(options.payload_timeout, retrieval).await {
         Ok(Ok(result)) => result,
         Ok(Err(e)) => Err(LoadFailure {

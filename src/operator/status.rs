@@ -55,6 +55,9 @@ pub struct StatusInput<'a> {
     /// a requested release: written to its history entry (`acceptedRisks`, `""` clears it).
     /// `None` for the operator's own payload, whose entry keeps what it has.
     pub accepted_risks: Option<&'a str>,
+    /// Whether `desired`, a requested release, had its signatures verified: written to its
+    /// history entry. `None` for the operator's own payload, whose entry keeps what it has.
+    pub verified: Option<bool>,
 }
 
 /// The legacy `Upgradeable…` sub-conditions current upstream removes.
@@ -78,6 +81,11 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
         && input.desired.image.as_deref() == Some(top.image.as_str())
     {
         top.accepted_risks = Some(risks.to_string()).filter(|r| !r.is_empty());
+    }
+    if let (Some(verified), Some(top)) = (input.verified, history.first_mut())
+        && input.desired.image.as_deref() == Some(top.image.as_str())
+    {
+        top.verified = verified;
     }
     let version = display_version(&input.desired);
 
@@ -891,6 +899,7 @@ mod tests {
             payload_load: PayloadLoad::Loaded,
             validation_errors: &[],
             accepted_risks: None,
+            verified: None,
         }
     }
 

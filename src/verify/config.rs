@@ -104,6 +104,32 @@ pub fn is_http_url(url: &str) -> bool {
     })
 }
 
+/// The verifier a payload declares: its first ConfigMap (in load order) with the annotation
+/// `release.openshift.io/verification-config-map` (library-go's `NewFromManifests`); `None`
+/// when it has none, and then releases are not verified.
+pub fn from_manifests(
+    manifests: &[crate::manifest::Manifest],
+) -> Option<Result<VerifierConfig, ConfigError>> {
+    let manifest = manifests.iter().find(|m| {
+        m.gvk.kind == "ConfigMap"
+            && m.gvk.group.is_empty()
+            && m.annotation(VERIFICATION_CONFIG_MAP_ANNOTATION).is_some()
+    })?;
+    let source = format!(
+        "the config map {}/{}",
+        manifest.id.namespace, manifest.id.name
+    );
+    let value: serde_json::Value = serde_json::from_slice(&manifest.raw).unwrap_or_default();
+    let data: BTreeMap<String, String> = (value.get("data").and_then(|d| d.as_object()))
+        .map(|d| {
+            d.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(VerifierConfig::from_data(&source, &data))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 //! grows), moves the MachineAPI ConfigMap into the MachineAPI capability, deletes a Service and
 //! adds a migration Job. No operators run: the tests mark ClusterOperators themselves.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -555,5 +556,133 @@ pub async fn upgrade_preconditions_block_until_forced(ctx: &Ctx<'_>) -> anyhow::
         "{:?}",
         s.conditions
     );
+    Ok(())
+}
+
+/// Release signatures (issue 12): the applied payload declares a verifier (a ConfigMap with
+/// `release.openshift.io/verification-config-map`: one keyring, one HTTP store on 127.0.0.1).
+/// An unsigned release is refused with upstream's message and the current payload stays; once
+/// `cvo payload sign` has put its signature in the store it is accepted with `verified: true`;
+/// an unsigned one goes through with `force`, unverified, the failure in `acceptedRisks`.
+pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let Some(gnupg) = super::gnupg::GnuPg::with_key("Release <release@example.com>")? else {
+        return Ok(());
+    };
+    let Some(registry) = super::registry_support::Registry::start_or_skip(tmp.path(), None) else {
+        return Ok(());
+    };
+    // A signing key (GnuPG's), and a store served by a real HTTP server.
+    let gpg = |args: &[&str]| gnupg.run(args);
+    let public = String::from_utf8(gpg(&["--armor", "--export"])?)?;
+    let secret = tmp.path().join("release.key");
+    std::fs::write(&secret, gpg(&["--armor", "--export-secret-keys"])?)?;
+    let store = tmp.path().join("store");
+    std::fs::create_dir(&store)?;
+    let server = super::static_server::StaticServer::start(&store)?;
+    let result = async {
+        // Both payloads declare the verifier; 4.18.0 is pushed twice (a second, unsigned image).
+        let key: String = public.lines().map(|l| format!("    {l}\n")).collect();
+        let verifier = format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-config-managed\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: release-verification\n  namespace: openshift-config-managed\n  annotations:\n    release.openshift.io/verification-config-map: \"\"\n    include.release.openshift.io/self-managed-high-availability: \"true\"\ndata:\n  store-local: {}\n  verifier-public-key-test: |\n{key}",
+            server.url
+        );
+        let image = |tag: &str| format!("{}/cvo/release:{tag}", registry.addr);
+        let mut digests = std::collections::BTreeMap::new();
+        for (src, tag, extra) in [(OLD, "4.17.0", ""), (NEW, "4.18.0", ""), (NEW, "4.18.0-b", "b")] {
+            let dir = tmp.path().join(tag);
+            copy_dir(Path::new(src), &dir)?;
+            std::fs::write(dir.join("manifests/0000_00_verification.yaml"), &verifier)?;
+            if !extra.is_empty() {
+                std::fs::write(dir.join("manifests/0000_99_extra.yaml"), format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra-{extra}\n  namespace: openshift-config-managed\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n"))?;
+            }
+            let mut push = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+            push.args(["payload", "push", dir.to_str().unwrap(), &image(tag)])
+                .arg("--cache-dir")
+                .arg(tmp.path().join("cache"))
+                .env("HOME", tmp.path().join("home"));
+            let out = push.output()?;
+            ensure!(out.status.success(), "push: {}", String::from_utf8_lossy(&out.stderr));
+            let digest = String::from_utf8(out.stdout)?
+                .split_whitespace()
+                .find(|w| w.starts_with("sha256:"))
+                .context("push prints the digest")?
+                .to_string();
+            digests.insert(tag, format!("{}/cvo/release@{digest}", registry.addr));
+        }
+        let api = reset_cluster_version(ctx).await?;
+        forget_upgrade_objects(ctx).await?;
+        mark_healthy(ctx, &load(OLD)?, "etcd").await?;
+        api.create(&PostParams::default(), &ClusterVersion::new("version", spec(&[])))
+            .await?;
+        let once = |payload: &str| -> anyhow::Result<()> {
+            let out = cvo(ctx, tmp.path(), &["start", "--once", "--disable-leader-election"])
+                .args(["--listen", "127.0.0.1:0", "--update-service", "", "--payload", payload])
+                .output()?;
+            ensure!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+            Ok(())
+        };
+        let old = &digests["4.17.0"];
+        once(old)?;
+        check_history(&status(ctx).await?, &[("Completed", "4.17.0")])?;
+
+        // Unsigned: refused, 4.17.0 stays.
+        let new = &digests["4.18.0"];
+        let digest = new.rsplit_once('@').map(|(_, d)| d).unwrap_or_default().to_string();
+        request_release(&api, new, Some("4.18.0")).await?;
+        once(old)?;
+        let s = status(ctx).await?;
+        let accepted = (s.conditions.iter()).find(|c| c.type_ == "ReleaseAccepted").context("no ReleaseAccepted")?;
+        let want = format!(
+            "Retrieving payload failed version=\"4.18.0\" image=\"{new}\" failure=The update cannot be verified: unable to verify {digest} against keyrings: verifier-public-key-test"
+        );
+        ensure!(
+            accepted.status == "False" && accepted.reason.as_deref() == Some("RetrievePayload")
+                && accepted.message.as_deref() == Some(want.as_str()),
+            "{accepted:?}"
+        );
+        check_history(&s, &[("Completed", "4.17.0")])?;
+
+        // Signed: accepted, verified.
+        let mut sign = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+        sign.args(["payload", "sign", "--digest", &digest, "--identity", &image("4.18.0"), "--key"])
+            .arg(&secret)
+            .arg("--to")
+            .arg(&store);
+        let out = sign.output()?;
+        ensure!(out.status.success(), "sign: {}", String::from_utf8_lossy(&out.stderr));
+        once(old)?;
+        let s = status(ctx).await?;
+        check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
+        ensure!(s.history[0].verified && s.history[0].image == *new, "{:?}", s.history);
+
+        // Forced through unsigned: unverified, and the history says why.
+        let unsigned = &digests["4.18.0-b"];
+        let patch = json!({"spec": {"desiredUpdate": {"image": unsigned, "version": "4.18.0", "force": true}}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        once(new)?;
+        let s = status(ctx).await?;
+        ensure!(s.history[0].image == *unsigned && !s.history[0].verified, "{:?}", s.history);
+        let risks = s.history[0].accepted_risks.clone().unwrap_or_default();
+        ensure!(risks.contains("The update cannot be verified: unable to verify"), "{risks:?}");
+        anyhow::Ok(())
+    }
+    .await;
+    drop(server);
+    drop(registry);
+    result
+}
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
     Ok(())
 }
