@@ -55,6 +55,11 @@ const PURE: &[&str] = &[
     "src/components/deployment_targets/apiserver.rs",
     "src/components/deployment_targets/offline.rs",
     "src/components/deployment_targets/load.rs",
+    "src/components/edge/version.rs",
+    "src/components/edge/properties.rs",
+    "src/components/edge/constraints/mod.rs",
+    "src/components/edge/constraints/lexer.rs",
+    "src/components/edge/constraints/eval.rs",
 ];
 
 /// What a pure file may not name outside its tests.

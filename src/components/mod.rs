@@ -3,5 +3,7 @@
 //! over plain data) with its kube-runtime shell beside it, hosted by `cvo controller NAME`.
 //!
 //! - [`deployment_targets`]: DeploymentTarget provisioning (Konflux environments).
+//! - [`edge`]: Open Horizon edge policies: the constraint language, properties, versions.
 
 pub mod deployment_targets;
+pub mod edge;
