@@ -19,6 +19,8 @@ mod controller;
 mod crds;
 #[cfg(feature = "cluster")]
 mod dt;
+#[cfg(feature = "cluster")]
+mod edge;
 mod graph;
 mod inclusion;
 mod payload_commands;
@@ -52,8 +54,8 @@ use crate::payload::{LoadError, LoadOptions, Payload, PayloadSource, read_input}
 #[cfg_attr(
     not(feature = "cluster"),
     command(
-        after_help = "This cvo was built without the `cluster` feature: the apply, start, crds, controller and dt \
-                          commands are left out. Build with default features to have them."
+        after_help = "This cvo was built without the `cluster` feature: the apply, start, crds, controller, dt \
+                          and edge commands are left out. Build with default features to have them."
     )
 )]
 pub struct Cli {
@@ -216,6 +218,10 @@ pub enum Command {
     /// DeploymentTargets, claims and classes: `dt reconcile` runs their controllers offline.
     #[cfg(feature = "cluster")]
     Dt(dt::DtGroup),
+    /// Open Horizon edge policies: `edge constraints` validates and decides constraints,
+    /// `edge version-range` tests versions against a range.
+    #[cfg(feature = "cluster")]
+    Edge(edge::EdgeGroup),
 }
 
 impl Command {
@@ -235,7 +241,7 @@ impl Command {
             Command::Payload(a) => Some(a.images()),
             Command::Capabilities(_) => None,
             #[cfg(feature = "cluster")]
-            Command::Crds(_) | Command::Controller(_) | Command::Dt(_) => None,
+            Command::Crds(_) | Command::Controller(_) | Command::Dt(_) | Command::Edge(_) => None,
         }
     }
 }
@@ -313,6 +319,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Controller(args) => controller::controller(args),
         #[cfg(feature = "cluster")]
         Command::Dt(group) => dt::dt(group),
+        #[cfg(feature = "cluster")]
+        Command::Edge(group) => edge::edge(group),
     };
     match result {
         Ok(code) => code,
@@ -350,6 +358,11 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         #[cfg(feature = "cluster")]
         Command::Dt(group) => match &group.command {
             dt::DtCommand::Reconcile(a) => machine(&a.output),
+        },
+        #[cfg(feature = "cluster")]
+        Command::Edge(group) => match &group.command {
+            edge::EdgeCommand::Constraints(a) => machine(&a.output),
+            edge::EdgeCommand::VersionRange(a) => machine(&a.output),
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {
