@@ -73,10 +73,12 @@ fn number_holds(property: f64, term: &Term) -> bool {
     }
 }
 
-/// `=`, `==`, `!=` compare; `in` decides nothing (`None`: the next property is tried); other
-/// operators and values that are not Go booleans are false.
+/// A value that is not a Go boolean is false; then `=`, `==`, `!=` compare, `in` decides
+/// nothing (`None`: the next property is tried) and other operators are false.
 fn bool_holds(property: bool, term: &Term) -> Option<bool> {
-    let value = go_parse_bool(&term.value)?;
+    let Some(value) = go_parse_bool(&term.value) else {
+        return Some(false);
+    };
     match term.op.as_str() {
         "!=" => Some(property != value),
         "=" | "==" => Some(property == value),

@@ -530,7 +530,8 @@ fn evaluation_rules() {
         ("gpu == yes", false),
         ("gpu == \"true\"", false),
         ("gpu < 2", false),
-        ("flag in \"in-list,x\"", true),
+        // A value that is not a Go boolean decides false.
+        ("flag in \"in-list,x\"", false),
         ("flag == false", true),
         // Strings: quotes and spaces off both sides.
         ("os == linux", true),
@@ -583,6 +584,15 @@ fn evaluation_rules() {
             "{constraint}"
         );
     }
+}
+
+/// `in` on a boolean property passes to the next property of the name, when the value is a
+/// boolean: only a split `in` can give it an unquoted one.
+#[test]
+fn in_passes_over_a_boolean() {
+    let properties = props(r#"[{"name":"flag","value":false},{"name":"flag","value":"true"}]"#);
+    assert_eq!(satisfied(&["flagin true"], &properties), Ok(true));
+    assert_eq!(satisfied(&["flagin \"true\""], &properties), Ok(false));
 }
 
 #[test]
