@@ -72,6 +72,11 @@ const PURE: &[&str] = &[
     "src/components/agents/conditions.rs",
     "src/components/agents/binding.rs",
     "src/components/agents/webhook.rs",
+    "src/components/edge/version.rs",
+    "src/components/edge/properties.rs",
+    "src/components/edge/constraints/mod.rs",
+    "src/components/edge/constraints/lexer.rs",
+    "src/components/edge/constraints/eval.rs",
 ];
 
 /// What a pure file may not name outside its tests.

@@ -21,6 +21,8 @@ mod controller;
 mod crds;
 #[cfg(feature = "cluster")]
 mod dt;
+#[cfg(feature = "cluster")]
+mod edge;
 mod graph;
 mod inclusion;
 mod payload_commands;
@@ -55,8 +57,8 @@ use crate::payload::{LoadError, LoadOptions, Payload, PayloadSource, read_input}
 #[cfg_attr(
     not(feature = "cluster"),
     command(
-        after_help = "This cvo was built without the `cluster` feature: the apply, start, crds, controller, dt and \
-                          agent commands are left out. Build with default features to have them."
+        after_help = "This cvo was built without the `cluster` feature: the apply, start, crds, controller, dt, \
+                          agent and edge commands are left out. Build with default features to have them."
     )
 )]
 pub struct Cli {
@@ -223,6 +225,10 @@ pub enum Command {
     /// `agent admit` the Agent and InfraEnv admission rules.
     #[cfg(feature = "cluster")]
     Agent(agent::AgentGroup),
+    /// Open Horizon edge policies: `edge constraints` validates and decides constraints,
+    /// `edge version-range` tests versions against a range.
+    #[cfg(feature = "cluster")]
+    Edge(edge::EdgeGroup),
 }
 
 impl Command {
@@ -242,7 +248,11 @@ impl Command {
             Command::Payload(a) => a.images(),
             Command::Capabilities(_) => None,
             #[cfg(feature = "cluster")]
-            Command::Crds(_) | Command::Controller(_) | Command::Dt(_) | Command::Agent(_) => None,
+            Command::Crds(_)
+            | Command::Controller(_)
+            | Command::Dt(_)
+            | Command::Agent(_)
+            | Command::Edge(_) => None,
         }
     }
 }
@@ -322,6 +332,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Dt(group) => dt::dt(group),
         #[cfg(feature = "cluster")]
         Command::Agent(group) => agent::agent(group),
+        #[cfg(feature = "cluster")]
+        Command::Edge(group) => edge::edge(group),
     };
     match result {
         Ok(code) => code,
@@ -364,6 +376,11 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Agent(group) => match &group.command {
             agent::AgentCommand::Transition(a) => machine(&a.output),
             agent::AgentCommand::Admit(a) => machine(&a.output),
+        },
+        #[cfg(feature = "cluster")]
+        Command::Edge(group) => match &group.command {
+            edge::EdgeCommand::Constraints(a) => machine(&a.output),
+            edge::EdgeCommand::VersionRange(a) => machine(&a.output),
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {

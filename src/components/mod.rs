@@ -4,6 +4,8 @@
 //!
 //! - [`agents`]: Assisted Installer agent late binding (Agents and InfraEnvs).
 //! - [`deployment_targets`]: DeploymentTarget provisioning (Konflux environments).
+//! - [`edge`]: Open Horizon edge policies: the constraint language, properties, versions.
 
 pub mod agents;
 pub mod deployment_targets;
+pub mod edge;

@@ -1,0 +1,216 @@
+//! `cvo edge`: Open Horizon edge policies offline. `cvo edge constraints` validates a policy's
+//! constraints and decides them against properties; `cvo edge version-range` validates a
+//! version range and tests versions against it. Both answer as anax would, messages included.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, anyhow};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+
+use super::CliResult;
+use crate::components::edge::constraints::{self, eval};
+use crate::components::edge::properties::{self, Property};
+use crate::components::edge::version::VersionRange;
+
+#[derive(Debug, Args)]
+pub struct EdgeGroup {
+    #[command(subcommand)]
+    pub command: EdgeCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EdgeCommand {
+    /// Validate constraints (the arguments are one policy's constraint array, ANDed) and, with
+    /// --properties, decide whether the properties satisfy them.
+    #[command(after_help = CONSTRAINTS_HELP)]
+    Constraints(ConstraintsArgs),
+    /// Validate a version range (`[1.0.0,2.0.0)`, `(1,2]`, or a bare version meaning
+    /// `[x,INFINITY)`) and test versions against it.
+    #[command(after_help = VERSION_RANGE_HELP)]
+    VersionRange(VersionRangeArgs),
+}
+
+// Laid out by hand: clap wraps no help text without its `wrap_help` feature.
+const CONSTRAINTS_HELP: &str = "Example:
+  cvo edge constraints --properties node.json 'purpose == testing && cpu >= 2' 'arch in \"amd64,arm64\"'
+
+The properties file is the exchange's JSON: [{\"name\": \"cpu\", \"value\": 4, \"type\": \"int\"}, ...]
+(type optional: string, int, float, boolean, version, list of strings); `-` reads standard input.
+
+Exit codes:
+  0  the constraints are valid (satisfied or not: see the output)
+  1  a constraint is not valid, or the properties file cannot be read or is not valid
+  2  usage error";
+
+const VERSION_RANGE_HELP: &str = "Example:
+  cvo edge version-range '[1.0.0,2.0.0)' 1.2.3 2.0.0
+
+Exit codes:
+  0  the range is valid and so is every VERSION
+  1  the range or a VERSION is not valid (each is named on standard error)
+  2  usage error";
+
+#[derive(Debug, Args)]
+pub struct ConstraintsArgs {
+    /// The properties to decide the constraints against: a JSON list of exchange properties
+    /// `{name, value, type?}`; `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub properties: Option<PathBuf>,
+    /// text: one line; json: {"valid", "error", "satisfied"} (`satisfied` is null without
+    /// --properties or when a constraint is not valid).
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = EdgeFormat::Text)]
+    pub output: EdgeFormat,
+    /// The constraints, one per argument; together one constraint array (ANDed).
+    #[arg(value_name = "EXPR")]
+    pub constraints: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct VersionRangeArgs {
+    /// The version range.
+    #[arg(value_name = "EXPR")]
+    pub range: String,
+    /// Versions to test against the range.
+    #[arg(value_name = "VERSION")]
+    pub versions: Vec<String>,
+    /// text: a line for the range and one per version; json: {"valid", "error", "contains"}
+    /// (`contains` maps each VERSION to true, false, or null when it is not a version).
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = EdgeFormat::Text)]
+    pub output: EdgeFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EdgeFormat {
+    Text,
+    Json,
+}
+
+pub fn edge(group: EdgeGroup) -> CliResult {
+    match group.command {
+        EdgeCommand::Constraints(args) => constraints_command(args),
+        EdgeCommand::VersionRange(args) => version_range(args),
+    }
+}
+
+fn constraints_command(args: ConstraintsArgs) -> CliResult {
+    // The properties first: a bad file is an error whatever the constraints are.
+    let properties = match &args.properties {
+        Some(path) => Some(read_properties(path)?),
+        None => None,
+    };
+    let verdict = constraints::validate(&args.constraints);
+    let satisfied = match (&verdict, &properties) {
+        (Ok(()), Some(properties)) => Some(
+            eval::satisfied(&args.constraints, properties)
+                .map_err(|e| anyhow!("constraints valid but not evaluable: {e}"))?,
+        ),
+        _ => None,
+    };
+    let error = verdict.as_ref().err().map(ToString::to_string);
+    match args.output {
+        EdgeFormat::Json => {
+            print_json(
+                verdict.is_ok(),
+                error.as_deref(),
+                "satisfied",
+                json!(satisfied),
+            )?;
+        }
+        EdgeFormat::Text => match (&error, satisfied) {
+            (Some(error), _) => outln!("invalid: {error}"),
+            (None, None) => outln!("valid"),
+            (None, Some(true)) => outln!("valid, satisfied"),
+            (None, Some(false)) => outln!("valid, not satisfied"),
+        },
+    }
+    Ok(match verdict {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    })
+}
+
+/// The properties file: a JSON list of exchange properties that anax would accept.
+fn read_properties(path: &Path) -> anyhow::Result<Vec<Property>> {
+    let (origin, text) = if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read standard input")?;
+        ("standard input".to_owned(), text)
+    } else {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        (path.display().to_string(), text)
+    };
+    let list: Vec<Property> = serde_json::from_str(&text).with_context(|| {
+        format!("{origin}: not a JSON list of properties {{\"name\", \"value\", \"type\"}}")
+    })?;
+    properties::validate(&list).with_context(|| format!("{origin}: invalid property"))?;
+    Ok(list)
+}
+
+fn version_range(args: VersionRangeArgs) -> CliResult {
+    let range = VersionRange::parse(&args.range);
+    // Each VERSION: in the range, or why it is not a version (only when the range is valid).
+    let mut contains: BTreeMap<&str, Option<bool>> = BTreeMap::new();
+    let mut bad_versions = Vec::new();
+    if let Ok(range) = &range {
+        for version in &args.versions {
+            match range.contains(version) {
+                Ok(inside) => contains.insert(version, Some(inside)),
+                Err(e) => {
+                    bad_versions.push(e.to_string());
+                    contains.insert(version, None)
+                }
+            };
+        }
+    }
+    let error = range.as_ref().err().map(ToString::to_string);
+    match args.output {
+        EdgeFormat::Json => {
+            let contains: serde_json::Map<String, Value> = (contains.iter())
+                .map(|(v, inside)| (v.to_string(), json!(inside)))
+                .collect();
+            print_json(
+                range.is_ok(),
+                error.as_deref(),
+                "contains",
+                Value::Object(contains),
+            )?;
+        }
+        EdgeFormat::Text => match &range {
+            Err(e) => outln!("invalid: {e}"),
+            Ok(range) => {
+                outln!("valid: {range}");
+                for version in &args.versions {
+                    match contains.get(version.as_str()).copied().flatten() {
+                        Some(true) => outln!("{version}: in"),
+                        Some(false) => outln!("{version}: not in"),
+                        None => outln!("{version}: not a version"),
+                    }
+                }
+            }
+        },
+    }
+    for message in &bad_versions {
+        eprintln!("error: {message}");
+    }
+    Ok(match range.is_ok() && bad_versions.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
+/// The JSON answer both commands give: `valid`, `error` (empty when valid) and their own key.
+fn print_json(valid: bool, error: Option<&str>, key: &str, value: Value) -> anyhow::Result<()> {
+    let mut out = serde_json::Map::new();
+    out.insert("valid".to_owned(), json!(valid));
+    out.insert("error".to_owned(), json!(error.unwrap_or_default()));
+    out.insert(key.to_owned(), value);
+    outln!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! Open Horizon edge: the policy language the agent, the agbot and the exchange share, so that
+//! `cvo` decides placement and node management the way Open Horizon does (spec B.3, issue 11).
+//!
+//! Pure core:
+//! - [`version`]: versions and version ranges (anax `semanticversion`).
+//! - [`properties`]: exchange properties `{name, value, type}` and their validation.
+//! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
+//!   bidirectional compatibility of two policies.
+
+pub mod constraints;
+pub mod properties;
+pub mod version;

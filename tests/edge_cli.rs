@@ -1,0 +1,269 @@
+//! `cvo edge constraints` and `cvo edge version-range` as users run them: the JSON and text
+//! answers, anax's messages, the exit codes, and bad input files.
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+fn cvo() -> Command {
+    let mut cmd = Command::cargo_bin("cvo").unwrap();
+    cmd.env_remove("RUST_LOG")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+/// Runs `cvo edge ARGS -o json`: the exit code, the JSON and standard error.
+fn json_of(args: &[&str]) -> (i32, Value, String) {
+    let out = cvo()
+        .arg("edge")
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.code().unwrap(), json, stderr)
+}
+
+/// Runs `cvo edge ARGS` in text: the exit code, standard output and standard error.
+fn text_of(args: &[&str]) -> (i32, String, String) {
+    let out = cvo().arg("edge").args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const NODE: &str = "testdata/edge/node.json";
+
+#[test]
+fn valid_constraints_without_properties() {
+    let (code, json, _) = json_of(&["constraints", "purpose == network-testing", "a in \"x,y\""]);
+    assert_eq!(code, 0);
+    assert_eq!(json, json!({"valid": true, "error": "", "satisfied": null}));
+}
+
+#[test]
+fn satisfied_or_not_against_a_node() {
+    let satisfied = [
+        vec![
+            "purpose == network-testing",
+            "openhorizon.cpu >= 2 && openhorizon.arch in \"amd64,arm64\"",
+        ],
+        vec!["openhorizon.kubernetesNamespaceScoped == false"],
+        vec!["languages in \"es,de\" OR nothing == here"],
+        vec!["firmware in [2.0.0,3.0.0)"],
+        vec!["(openhorizon.memory > 4096 || openhorizon.cpu == 4) AND purpose != production"],
+        vec![],
+    ];
+    for constraints in satisfied {
+        assert_decided(&constraints, true);
+    }
+    let unsatisfied = [
+        // The array is ANDed.
+        vec!["purpose == network-testing", "openhorizon.cpu > 8"],
+        // A missing property is false even for !=.
+        vec!["gpu != nvidia"],
+        vec!["firmware in [3.0.0,INFINITY)"],
+        vec!["languages != fr"],
+    ];
+    for constraints in unsatisfied {
+        assert_decided(&constraints, false);
+    }
+}
+
+/// Valid constraints, decided against the node's properties as `satisfied`.
+fn assert_decided(constraints: &[&str], satisfied: bool) {
+    let mut args = vec!["constraints", "--properties", NODE];
+    args.extend(constraints);
+    let (code, json, _) = json_of(&args);
+    assert_eq!(code, 0, "{constraints:?}");
+    let want = json!({"valid": true, "error": "", "satisfied": satisfied});
+    assert_eq!(json, want, "{constraints:?}");
+}
+
+#[test]
+fn invalid_constraints_exit_1_with_anax_messages() {
+    let cases = [
+        (
+            vec!["hello > world"],
+            "Error finding an expression in hello > world. Error was: Cannot use numerical comparison operator  >  with value world.",
+        ),
+        (
+            vec!["a == 1", "(version == 1.1.1 && USDA == true"],
+            "The constraint expression contains unmatched parentheses.",
+        ),
+        (
+            vec!["eggs == truck load && certification == USDA"],
+            "Error finding a control operator in eggs == truck load && certification == USDA. Error was: No control operator found. Expecting one of AND,&&,OR,||. Found:  load && certification == USDA",
+        ),
+        (
+            vec!["v in [1.0.0, 2.0.0)"],
+            "Error finding an expression in v in [1.0.0, 2.0.0). Error was: Version_Expression: Whitespace is not permitted in [1.0.0, 2.0.0).",
+        ),
+    ];
+    for (constraints, message) in cases {
+        for with_properties in [false, true] {
+            let mut args = vec!["constraints"];
+            if with_properties {
+                args.extend(["--properties", NODE]);
+            }
+            args.extend(&constraints);
+            let (code, json, _) = json_of(&args);
+            assert_eq!(code, 1, "{constraints:?}");
+            assert_eq!(
+                json,
+                json!({"valid": false, "error": message, "satisfied": null})
+            );
+        }
+    }
+}
+
+#[test]
+fn text_output() {
+    assert_eq!(
+        text_of(&["constraints", "a == 1"]),
+        (0, "valid\n".into(), String::new())
+    );
+    assert_eq!(
+        text_of(&["constraints", "--properties", NODE, "openhorizon.cpu == 4"]),
+        (0, "valid, satisfied\n".into(), String::new())
+    );
+    assert_eq!(
+        text_of(&["constraints", "--properties", NODE, "openhorizon.cpu == 5"]),
+        (0, "valid, not satisfied\n".into(), String::new())
+    );
+    let (code, out, _) = text_of(&["constraints", "a =="]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "invalid: Error finding an expression in a ==. Error was: Invalid property value. a ==\n"
+    );
+}
+
+#[test]
+fn properties_from_standard_input() {
+    let out = cvo()
+        .args([
+            "edge",
+            "constraints",
+            "--properties",
+            "-",
+            "-o",
+            "json",
+            "cpu < 8",
+        ])
+        .write_stdin(r#"[{"name": "cpu", "value": 4}]"#)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["satisfied"], true);
+}
+
+#[test]
+fn bad_properties_files_are_errors_naming_the_file() {
+    let cases = [
+        (
+            "testdata/edge/bad-type.json",
+            "error: testdata/edge/bad-type.json: invalid property: Property value is of type string, expected type int",
+        ),
+        (
+            "testdata/edge/not-a-list.json",
+            "error: testdata/edge/not-a-list.json: not a JSON list of properties {\"name\", \"value\", \"type\"}: invalid type: map, expected a sequence at line 1 column 0",
+        ),
+        (
+            "testdata/edge/missing.json",
+            "error: testdata/edge/missing.json: cannot read: No such file or directory (os error 2)",
+        ),
+    ];
+    for (file, want) in cases {
+        let (code, out, err) = text_of(&["constraints", "--properties", file, "a == 1"]);
+        assert_eq!(code, 1, "{file}");
+        assert_eq!(out, "", "{file}");
+        assert_eq!(err.trim_end(), want, "{file}");
+    }
+}
+
+#[test]
+fn version_ranges() {
+    let (code, json, err) = json_of(&[
+        "version-range",
+        "[1.0.0,2.0.0)",
+        "1",
+        "1.9.9",
+        "2.0.0",
+        "0.9",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        json,
+        json!({"valid": true, "error": "", "contains": {"1": true, "1.9.9": true, "2.0.0": false, "0.9": false}})
+    );
+    // A bare version is [x,INFINITY).
+    let (code, json, _) = json_of(&["version-range", "1.2", "1.2.0", "1.1.99", "INFINITY"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        json["contains"],
+        json!({"1.2.0": true, "1.1.99": false, "INFINITY": false})
+    );
+    let (code, json, _) = json_of(&["version-range", "(1,INFINITY]", "INFINITY"]);
+    assert_eq!(code, 0);
+    assert_eq!(json["contains"], json!({"INFINITY": true}));
+}
+
+#[test]
+fn invalid_ranges_and_versions() {
+    for (range, message) in [
+        (
+            "[1.0.0, 2.0.0)",
+            "Version_Expression: Whitespace is not permitted in [1.0.0, 2.0.0).",
+        ),
+        (
+            "1.02",
+            "Version_Expression: 1.02 is not a valid version string.",
+        ),
+        (
+            "[1.0.0,2.0.0",
+            "Version_Expression: [1.0.0,2.0.0 does not end with an inclusion or exclusion directive.",
+        ),
+        (
+            "1.0.0,2.0.0]",
+            "Version_Expression: 1.0.0,2.0.0] does not begin with an inclusion or exclusion directive.",
+        ),
+        (
+            "[1,2,3]",
+            "Version_Expression: Incorrect number of versions in expression: [1,2,3].",
+        ),
+    ] {
+        let (code, json, _) = json_of(&["version-range", range, "1.0.0"]);
+        assert_eq!(code, 1, "{range}");
+        assert_eq!(
+            json,
+            json!({"valid": false, "error": message, "contains": {}}),
+            "{range}"
+        );
+    }
+    // A VERSION that is not one is reported, not false.
+    let (code, json, err) = json_of(&["version-range", "[1,2]", "1.5", "1.x"]);
+    assert_eq!(code, 1);
+    assert_eq!(json["contains"], json!({"1.5": true, "1.x": null}));
+    assert_eq!(
+        err.trim_end(),
+        "error: Version_Expression: 1.x is not a valid version string."
+    );
+    let (code, out, _) = text_of(&["version-range", "[1,2]", "1.5", "3", "1.x"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "valid: [1.0.0,2.0.0]\n1.5: in\n3: not in\n1.x: not a version\n"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let (code, _, err) = text_of(&["version-range"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = text_of(&["constraints", "-o", "yaml", "a == 1"]);
+    assert_eq!(code, 2, "{err}");
+}
