@@ -31,6 +31,7 @@ pub async fn retrieve(
     sources: ReleaseSources,
     cluster_profile: &str,
     verifier: Option<&VerifierConfig>,
+    local_signatures: &[Vec<u8>],
     force: bool,
 ) -> Result<Retrieved, LoadFailure> {
     let source = match sources {
@@ -39,7 +40,7 @@ pub async fn retrieve(
     };
     let (verified, forced_unverified) = match verifier {
         None => (false, None),
-        Some(verifier) => match verify(&release.image, verifier).await {
+        Some(verifier) => match verify(&release.image, verifier, local_signatures).await {
             Ok(()) => (true, None),
             Err(message) if force => {
                 tracing::warn!(image = %release.image, "an image that failed verification is used because the update is forced: {message}");
@@ -102,8 +103,13 @@ pub async fn retrieve(
 }
 
 /// Upstream `RetrievePayload`'s verification: the digest after the image's `@` must be signed
-/// by every keyring of `verifier`, through its stores; else `The update cannot be verified: ...`.
-async fn verify(image: &str, verifier: &VerifierConfig) -> Result<(), String> {
+/// by every keyring of `verifier`, through the signature ConfigMaps' signatures first, then its
+/// stores; else `The update cannot be verified: ...`.
+async fn verify(
+    image: &str,
+    verifier: &VerifierConfig,
+    local_signatures: &[Vec<u8>],
+) -> Result<(), String> {
     let digest = image.rsplit_once('@').map(|(_, d)| d).unwrap_or("");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -112,6 +118,11 @@ async fn verify(image: &str, verifier: &VerifierConfig) -> Result<(), String> {
     let cannot =
         |e: crate::verify::release::VerifyError| format!("The update cannot be verified: {e}");
     let mut verification = Verification::start(digest, &verifier.keyrings, now).map_err(cannot)?;
+    for signature in local_signatures {
+        if verification.offer(Ok(signature)) {
+            return Ok(());
+        }
+    }
     let stores: Vec<Store> = verifier.stores.iter().cloned().map(Store::Http).collect();
     offer_signatures(&stores, digest, &mut verification).await;
     verification.finish().map(|_| ()).map_err(cannot)
@@ -141,6 +152,7 @@ mod tests {
             ReleaseSources::RegistriesAndLocalFiles,
             "p",
             None,
+            &[],
             false,
         )
         .await
@@ -181,6 +193,7 @@ mod tests {
             ReleaseSources::Registries,
             "p",
             None,
+            &[],
             false,
         )
         .await

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -452,6 +453,7 @@ async fn observe(api: &Api<ClusterVersion>, client: &kube::Client) -> anyhow::Re
 /// The payload of this pass: the release `spec.desiredUpdate` asks for once it is retrieved
 /// and accepted, else the one applied before (spec §7.1).
 async fn select_payload(
+    client: &kube::Client,
     observed: &Observed,
     options: &RunOptions,
     state: &mut SyncState,
@@ -488,7 +490,7 @@ async fn select_payload(
     let (loaded, verified, forced_unverified) = if local {
         (Ok(Arc::new(options.payload.clone())), false, None)
     } else {
-        match retrieve_in_time(&release, &current, force, options).await {
+        match retrieve_in_time(client, &release, &current, force, options).await {
             Ok(r) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
             Err(e) => (Err(e), false, None),
         }
@@ -534,6 +536,7 @@ async fn select_payload(
 /// a large release on a slow registry is adopted by a later pass instead of being pulled from
 /// scratch every time.
 async fn retrieve_in_time(
+    client: &kube::Client,
     release: &RequestedUpdate,
     current: &Payload,
     force: bool,
@@ -552,14 +555,14 @@ async fn retrieve_in_time(
             });
         }
     };
+    let local = match &verifier {
+        Some(_) => signature_config_maps(client, &release.image).await,
+        None => Vec::new(),
+    };
     let retrieval = tokio::spawn(async move {
+        let verifier = verifier.as_ref();
         retrieve(
-            &release,
-            &images,
-            sources,
-            &profile,
-            verifier.as_ref(),
-            force,
+            &release, &images, sources, &profile, verifier, &local, force,
         )
         .await
     });
@@ -577,6 +580,30 @@ async fn retrieve_in_time(
             ),
         }),
     }
+}
+
+/// The signatures of `image`'s digest in the signature ConfigMaps (upstream reads them before
+/// the stores). A failure to list them is not fatal: the stores may still have signatures.
+async fn signature_config_maps(client: &kube::Client, image: &str) -> Vec<Vec<u8>> {
+    use crate::verify::config::{SIGNATURES_LABEL, SIGNATURES_NAMESPACE};
+    let Some((_, digest)) = image.rsplit_once('@') else {
+        return Vec::new();
+    };
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), SIGNATURES_NAMESPACE);
+    let listed = api
+        .list(&kube::api::ListParams::default().labels(SIGNATURES_LABEL))
+        .await;
+    let config_maps = match listed {
+        Ok(list) => list.items,
+        Err(e) => {
+            tracing::info!(error = %e, namespace = SIGNATURES_NAMESPACE, "cannot list the signature ConfigMaps; using the signature stores only");
+            return Vec::new();
+        }
+    };
+    let entries = (config_maps.iter())
+        .flat_map(|cm| cm.binary_data.iter().flatten())
+        .map(|(key, value)| (key.as_str(), value.0.as_slice()));
+    crate::verify::release::signatures_in_config_maps(digest, entries)
 }
 
 /// `12s`, or `0.250s` below a second.
@@ -680,7 +707,7 @@ pub async fn sync_once(
 ) -> anyhow::Result<PassResult> {
     let api: Api<ClusterVersion> = Api::all(client.clone());
     let observed = observe(&api, client).await?;
-    let payload = select_payload(&observed, options, state).await;
+    let payload = select_payload(client, &observed, options, state).await;
     refresh_updates(&observed, &payload, options, state).await;
     let input = PassInput {
         observed: &observed,

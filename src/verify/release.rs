@@ -55,6 +55,28 @@ pub fn signature_url(store: &str, digest: &str, n: u32) -> String {
     format!("{}/{segment}/signature-{n}", store.trim_end_matches('/'))
 }
 
+/// The signatures of `digest` among the `binaryData` entries of the signature ConfigMaps
+/// (`openshift-config-managed`, label `release.openshift.io/verification-signatures`: what
+/// `oc adm release mirror` writes for disconnected clusters), keyed `sha256-HEX-N` (library-go's
+/// `digestToKeyPrefix`: a ConfigMap key has no `:`), in key order.
+pub fn signatures_in_config_maps<'a>(
+    digest: &str,
+    entries: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Vec<Vec<u8>> {
+    let Some((algorithm, hash)) = digest.split_once(':') else {
+        return Vec::new();
+    };
+    let prefix = format!("{algorithm}-{hash}");
+    let mut found: Vec<(&str, &[u8])> = (entries.into_iter())
+        .filter(|(key, _)| {
+            key.strip_prefix(prefix.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+        })
+        .collect();
+    found.sort_by_key(|(key, _)| *key);
+    found.into_iter().map(|(_, data)| data.to_vec()).collect()
+}
+
 /// The verification of one digest as signatures come in.
 #[derive(Debug)]
 pub struct Verification<'k> {
@@ -156,6 +178,24 @@ mod tests {
             signature_url("https://s.example/sigs/", DIGEST, 2),
             "https://s.example/sigs/sha256=817a12c32a39bbe394944ba49de563e085f1d3c5266eb8e9723256bc4448680e/signature-2"
         );
+    }
+
+    #[test]
+    fn config_map_signatures_are_found_by_the_digest_key_prefix() {
+        let hash = DIGEST.trim_start_matches("sha256:");
+        let key1 = format!("sha256-{hash}-1");
+        let key2 = format!("sha256-{hash}-2");
+        let other = format!("sha256-{}-1", hash.replace('8', "9"));
+        let entries = [
+            (key2.as_str(), b"two".as_slice()),
+            (other.as_str(), b"other".as_slice()),
+            (key1.as_str(), b"one".as_slice()),
+        ];
+        assert_eq!(
+            signatures_in_config_maps(DIGEST, entries),
+            [b"one".to_vec(), b"two".to_vec()]
+        );
+        assert!(signatures_in_config_maps("nodigest", entries).is_empty());
     }
 
     #[test]

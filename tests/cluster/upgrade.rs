@@ -589,7 +589,7 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
         );
         let image = |tag: &str| format!("{}/cvo/release:{tag}", registry.addr);
         let mut digests = std::collections::BTreeMap::new();
-        for (src, tag, extra) in [(OLD, "4.17.0", ""), (NEW, "4.18.0", ""), (NEW, "4.18.0-b", "b")] {
+        for (src, tag, extra) in [(OLD, "4.17.0", ""), (NEW, "4.18.0", ""), (NEW, "4.18.0-b", "b"), (NEW, "4.18.0-c", "c")] {
             let dir = tmp.path().join(tag);
             copy_dir(Path::new(src), &dir)?;
             std::fs::write(dir.join("manifests/0000_00_verification.yaml"), &verifier)?;
@@ -656,11 +656,37 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
         check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
         ensure!(s.history[0].verified && s.history[0].image == *new, "{:?}", s.history);
 
+        // Signed in a signature ConfigMap (as `oc adm release mirror` leaves them for a
+        // disconnected cluster) and in no store: accepted, verified.
+        let mirrored = &digests["4.18.0-b"];
+        let mirrored_digest = mirrored.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
+        let signatures = tmp.path().join("mirrored");
+        let mut sign = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
+        sign.args(["payload", "sign", "--digest", mirrored_digest, "--identity", &image("4.18.0-b"), "--key"])
+            .arg(&secret)
+            .arg("--to")
+            .arg(&signatures);
+        let out = sign.output()?;
+        ensure!(out.status.success(), "sign: {}", String::from_utf8_lossy(&out.stderr));
+        let signature = std::fs::read(String::from_utf8(out.stdout)?.trim())?;
+        let key = format!("{}-1", mirrored_digest.replacen(':', "-", 1));
+        let cm: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": mirrored_digest.replacen(':', "-", 1), "namespace": "openshift-config-managed",
+                         "labels": {"release.openshift.io/verification-signatures": ""}},
+            "binaryData": {key: base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &signature)}}))?;
+        Api::<ConfigMap>::namespaced(ctx.admin.clone(), "openshift-config-managed")
+            .create(&PostParams::default(), &cm)
+            .await?;
+        request_release(&api, mirrored, Some("4.18.0")).await?;
+        once(new)?;
+        let s = status(ctx).await?;
+        ensure!(s.history[0].image == *mirrored && s.history[0].verified, "{:?}", s.history);
+
         // Forced through unsigned: unverified, and the history says why.
-        let unsigned = &digests["4.18.0-b"];
+        let unsigned = &digests["4.18.0-c"];
         let patch = json!({"spec": {"desiredUpdate": {"image": unsigned, "version": "4.18.0", "force": true}}});
         api.patch("version", &PatchParams::default(), &Patch::Merge(&patch)).await?;
-        once(new)?;
+        once(mirrored)?;
         let s = status(ctx).await?;
         ensure!(s.history[0].image == *unsigned && !s.history[0].verified, "{:?}", s.history);
         let risks = s.history[0].accepted_risks.clone().unwrap_or_default();
