@@ -61,6 +61,32 @@ pub struct ClusterVersionSpec {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub overrides: Vec<ComponentOverride>,
+    /// Where release signatures are read (gate `SignatureStores`): when set, these replace the
+    /// stores the payload's verification ConfigMap names.
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 32))]
+    pub signature_stores: Vec<SignatureStore>,
+}
+
+/// `spec.signatureStores[]`: a signature store and the CA bundle to trust for it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignatureStore {
+    /// An `https://` URL (upstream's CRD also admits `http://`).
+    pub url: String,
+    /// A ConfigMap in `openshift-config` whose `ca.crt` is the PEM CA bundle for `url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca: Option<ConfigMapNameReference>,
+}
+
+/// A ConfigMap by name (`openshift-config`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct ConfigMapNameReference {
+    pub name: String,
 }
 
 /// `spec.desiredUpdate`: the release the administrator wants.

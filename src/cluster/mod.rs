@@ -10,6 +10,6 @@ pub mod validation;
 pub use crds::{
     ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, ClusterOperatorStatusCondition,
     ClusterVersion, ClusterVersionCapabilitiesStatus, ClusterVersionSpec, ClusterVersionStatus,
-    ConditionalUpdate, ConditionalUpdateRisk, ObjectReference, OperandVersion, Release, Update,
-    UpdateHistory, crds,
+    ConditionalUpdate, ConditionalUpdateRisk, ObjectReference, OperandVersion, Release,
+    SignatureStore, Update, UpdateHistory, crds,
 };

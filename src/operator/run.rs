@@ -490,7 +490,8 @@ async fn select_payload(
     let (loaded, verified, forced_unverified) = if local {
         (Ok(Arc::new(options.payload.clone())), false, None)
     } else {
-        match retrieve_in_time(client, &release, &current, force, options).await {
+        let stores = &observed.cluster_version.spec.signature_stores;
+        match retrieve_in_time(client, &release, &current, stores, force, options).await {
             Ok(r) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
             Err(e) => (Err(e), false, None),
         }
@@ -539,21 +540,26 @@ async fn retrieve_in_time(
     client: &kube::Client,
     release: &RequestedUpdate,
     current: &Payload,
+    signature_stores: &[crate::cluster::SignatureStore],
     force: bool,
     options: &RunOptions,
 ) -> Result<Retrieved, LoadFailure> {
     let (release, images) = (release.clone(), options.images.clone());
     let (sources, profile) = (options.release_sources, options.facts.profile.clone());
     // The verifier the applied payload declares (upstream builds it from the payload it runs).
+    let cannot = |e: String| LoadFailure {
+        step: PayloadLoadStep::RetrievePayload,
+        error: format!("The update cannot be verified: {e}"),
+    };
     let verifier = match crate::verify::config::from_manifests(&current.manifests) {
         None => None,
-        Some(Ok(verifier)) => Some(verifier),
-        Some(Err(e)) => {
-            return Err(LoadFailure {
-                step: PayloadLoadStep::RetrievePayload,
-                error: format!("The update cannot be verified: {e}"),
-            });
+        Some(Ok(mut verifier)) => {
+            if let Some(stores) = spec_signature_stores(signature_stores).map_err(cannot)? {
+                verifier.stores = stores;
+            }
+            Some(verifier)
         }
+        Some(Err(e)) => return Err(cannot(e.to_string())),
     };
     let local = match &verifier {
         Some(_) => signature_config_maps(client, &release.image).await,
@@ -580,6 +586,30 @@ async fn retrieve_in_time(
             ),
         }),
     }
+}
+
+/// `spec.signatureStores`, which replace the payload's stores when set (`None` when empty).
+/// Their CA bundles are not read yet: the system's roots are trusted.
+fn spec_signature_stores(
+    stores: &[crate::cluster::SignatureStore],
+) -> Result<Option<Vec<String>>, String> {
+    if stores.is_empty() {
+        return Ok(None);
+    }
+    let mut urls = Vec::new();
+    for (i, store) in stores.iter().enumerate() {
+        if !crate::verify::config::is_http_url(&store.url) {
+            return Err(format!(
+                "spec.signatureStores[{i}].url {:?}: must be a valid URL with scheme http:// or https://",
+                store.url
+            ));
+        }
+        if let Some(ca) = &store.ca {
+            tracing::warn!(store = %store.url, configmap = %ca.name, "spec.signatureStores[].ca is not read yet; the system's CA roots are trusted");
+        }
+        urls.push(store.url.clone());
+    }
+    Ok(Some(urls))
 }
 
 /// The signatures of `image`'s digest in the signature ConfigMaps (upstream reads them before

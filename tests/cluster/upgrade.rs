@@ -643,32 +643,46 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
         );
         check_history(&s, &[("Completed", "4.17.0")])?;
 
-        // Signed: accepted, verified.
-        let mut sign = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
-        sign.args(["payload", "sign", "--digest", &digest, "--identity", &image("4.18.0"), "--key"])
-            .arg(&secret)
-            .arg("--to")
-            .arg(&store);
-        let out = sign.output()?;
-        ensure!(out.status.success(), "sign: {}", String::from_utf8_lossy(&out.stderr));
+        // Signed in the payload's store, but spec.signatureStores replaces it with another
+        // store that has nothing: still refused. Signed there too: accepted, verified.
+        let spec_store = tmp.path().join("spec-store");
+        std::fs::create_dir(&spec_store)?;
+        let spec_server = super::static_server::StaticServer::start(&spec_store)?;
+        let sign_into = |digest: &str, tag: &str, to: &Path| -> anyhow::Result<String> {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+                .args(["payload", "sign", "--digest", digest, "--identity", &image(tag), "--key"])
+                .arg(&secret)
+                .arg("--to")
+                .arg(to)
+                .output()?;
+            ensure!(out.status.success(), "sign: {}", String::from_utf8_lossy(&out.stderr));
+            Ok(String::from_utf8(out.stdout)?.trim().to_string())
+        };
+        sign_into(&digest, "4.18.0", &store)?;
+        let stores = json!({"spec": {"signatureStores": [{"url": spec_server.url}]}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&stores)).await?;
+        once(old)?;
+        let s = status(ctx).await?;
+        check_history(&s, &[("Completed", "4.17.0")])?;
+        let (accepted, message) = condition_of(&s, "ReleaseAccepted");
+        ensure!(
+            accepted == "False" && message.ends_with(&format!("failure=The update cannot be verified: unable to verify {digest} against keyrings: verifier-public-key-test")),
+            "{message}"
+        );
+        sign_into(&digest, "4.18.0", &spec_store)?;
         once(old)?;
         let s = status(ctx).await?;
         check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
         ensure!(s.history[0].verified && s.history[0].image == *new, "{:?}", s.history);
+        let clear = json!({"spec": {"signatureStores": null}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&clear)).await?;
 
         // Signed in a signature ConfigMap (as `oc adm release mirror` leaves them for a
         // disconnected cluster) and in no store: accepted, verified.
         let mirrored = &digests["4.18.0-b"];
         let mirrored_digest = mirrored.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
-        let signatures = tmp.path().join("mirrored");
-        let mut sign = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
-        sign.args(["payload", "sign", "--digest", mirrored_digest, "--identity", &image("4.18.0-b"), "--key"])
-            .arg(&secret)
-            .arg("--to")
-            .arg(&signatures);
-        let out = sign.output()?;
-        ensure!(out.status.success(), "sign: {}", String::from_utf8_lossy(&out.stderr));
-        let signature = std::fs::read(String::from_utf8(out.stdout)?.trim())?;
+        let written = sign_into(mirrored_digest, "4.18.0-b", &tmp.path().join("mirrored"))?;
+        let signature = std::fs::read(written)?;
         let key = format!("{}-1", mirrored_digest.replacen(':', "-", 1));
         let cm: ConfigMap = serde_json::from_value(json!({
             "metadata": {"name": mirrored_digest.replacen(':', "-", 1), "namespace": "openshift-config-managed",
