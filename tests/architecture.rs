@@ -42,6 +42,7 @@ const PURE: &[&str] = &[
     "src/verify/openpgp.rs",
     "src/verify/release.rs",
     "src/operator/outcome.rs",
+    "src/operator/cluster_metrics.rs",
     "src/operator/pass.rs",
     "src/operator/task.rs",
     "src/operator/desired.rs",

@@ -8,6 +8,10 @@
 //! * `cvo_apply_tasks_total{result}`: manifests per pass outcome (`done`, `skipped`,
 //!   `waiting`, `error`, `incomplete`).
 //! * `cvo_apply_duration_seconds`: the duration of each apply pass.
+//! * upstream's `cluster_version{type,version,image,from_version}`,
+//!   `cluster_version_available_updates{upstream,channel}`, `cluster_operator_up{name,version}`
+//!   and `cluster_operator_conditions{name,condition,reason}` ([`super::cluster_metrics`]),
+//!   recomputed after every pass.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +27,35 @@ use prometheus_client::registry::Registry;
 use crate::capability::ClusterCapabilities;
 use crate::host::serve::Endpoints;
 
+use super::cluster_metrics::ClusterSeries;
 use super::outcome::ApplyReport;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VersionLabels {
+    r#type: String,
+    version: String,
+    image: String,
+    from_version: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpdatesLabels {
+    upstream: String,
+    channel: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperatorUpLabels {
+    name: String,
+    version: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperatorConditionLabels {
+    name: String,
+    condition: String,
+    reason: String,
+}
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CapabilityLabels {
@@ -44,6 +76,10 @@ pub struct Metrics {
     apply_tasks: Family<ResultLabels, Counter>,
     apply_duration: Histogram,
     passes: Family<ResultLabels, Counter>,
+    version: Family<VersionLabels, Gauge>,
+    available_updates: Family<UpdatesLabels, Gauge>,
+    operator_up: Family<OperatorUpLabels, Gauge>,
+    operator_conditions: Family<OperatorConditionLabels, Gauge>,
     ready: AtomicBool,
     /// Serializes capability updates (clear + set) against encoding.
     lock: Mutex<()>,
@@ -82,12 +118,41 @@ impl Metrics {
             "Sync passes by result: completed (everything applied), incomplete (some task failed or waits), error (no status could be written: the cluster was unreachable, a timeout)",
             passes.clone(),
         );
+        // Upstream's names and help texts (`pkg/cvo/metrics.go`).
+        let version = Family::<VersionLabels, Gauge>::default();
+        registry.register(
+            "cluster_version",
+            "Reports the version of the cluster in terms of seconds since the epoch: current (the version being applied; the value is the creation date of the payload), desired, failure, completed, cluster (the creation date of the cluster version object) and updating",
+            version.clone(),
+        );
+        let available_updates = Family::<UpdatesLabels, Gauge>::default();
+        registry.register(
+            "cluster_version_available_updates",
+            "Report the count of available versions for an upstream and channel.",
+            available_updates.clone(),
+        );
+        let operator_up = Family::<OperatorUpLabels, Gauge>::default();
+        registry.register(
+            "cluster_operator_up",
+            "Reports key highlights of the active cluster operators.",
+            operator_up.clone(),
+        );
+        let operator_conditions = Family::<OperatorConditionLabels, Gauge>::default();
+        registry.register(
+            "cluster_operator_conditions",
+            "Report the conditions for active cluster operators. 0 is False and 1 is True.",
+            operator_conditions.clone(),
+        );
         Metrics {
             registry,
             capability,
             apply_tasks,
             apply_duration,
             passes,
+            version,
+            available_updates,
+            operator_up,
+            operator_conditions,
             ready: AtomicBool::new(false),
             lock: Mutex::new(()),
         }
@@ -103,6 +168,46 @@ impl Metrics {
                 enabled: caps.enabled.contains(name).to_string(),
             };
             self.capability.get_or_create(&labels).set(1);
+        }
+    }
+
+    /// Replaces upstream's cluster series with this pass's.
+    pub fn set_cluster(&self, series: &ClusterSeries) {
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.version.clear();
+        for s in &series.version {
+            let labels = VersionLabels {
+                r#type: s.type_.into(),
+                version: s.version.clone(),
+                image: s.image.clone(),
+                from_version: s.from_version.clone(),
+            };
+            self.version.get_or_create(&labels).set(s.value);
+        }
+        self.available_updates.clear();
+        if let Some((upstream, channel, count)) = &series.available_updates {
+            let labels = UpdatesLabels {
+                upstream: upstream.clone(),
+                channel: channel.clone(),
+            };
+            self.available_updates.get_or_create(&labels).set(*count);
+        }
+        self.operator_up.clear();
+        for (name, version, up) in &series.operator_up {
+            let labels = OperatorUpLabels {
+                name: name.clone(),
+                version: version.clone(),
+            };
+            self.operator_up.get_or_create(&labels).set(*up);
+        }
+        self.operator_conditions.clear();
+        for (name, condition, reason, value) in &series.operator_conditions {
+            let labels = OperatorConditionLabels {
+                name: name.clone(),
+                condition: condition.clone(),
+                reason: reason.clone(),
+            };
+            self.operator_conditions.get_or_create(&labels).set(*value);
         }
     }
 

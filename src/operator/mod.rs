@@ -16,6 +16,7 @@
 //! serving are the host's ([`crate::host`]), shared with the components' controllers.
 
 pub mod apply;
+pub mod cluster_metrics;
 pub mod desired;
 pub mod health;
 pub mod metrics;

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::cluster::validation::{clear_invalid_fields, validate_cluster_version};
-use crate::cluster::{ClusterVersion, ClusterVersionStatus};
+use crate::cluster::{ClusterOperator, ClusterVersion, ClusterVersionStatus};
 use crate::payload::Payload;
 
 use super::apply::{ApplyOptions, apply_graph};
@@ -636,6 +636,34 @@ async fn signature_config_maps(client: &kube::Client, image: &str) -> Vec<Vec<u8
     crate::verify::release::signatures_in_config_maps(digest, entries)
 }
 
+/// Upstream's cluster metrics after a pass, from its status and the ClusterOperators (when
+/// they cannot be listed, the operator series are left out for this pass).
+async fn record_cluster_series(
+    client: &kube::Client,
+    metrics: &super::Metrics,
+    cv: &ClusterVersion,
+    status: &ClusterVersionStatus,
+    payload: &Payload,
+) {
+    let operators = match Api::<ClusterOperator>::all(client.clone())
+        .list(&Default::default())
+        .await
+    {
+        Ok(list) => list.items,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot list ClusterOperators for the metrics");
+            Vec::new()
+        }
+    };
+    let current = super::cluster_metrics::Current {
+        version: payload.version().unwrap_or_default(),
+        image: &payload.release_image,
+        created: 0,
+    };
+    let series = super::cluster_metrics::series(cv, status, &current, &operators);
+    metrics.set_cluster(&series);
+}
+
 /// `12s`, or `0.250s` below a second.
 fn seconds(duration: Duration) -> String {
     if duration < Duration::from_secs(1) {
@@ -755,6 +783,9 @@ pub async fn sync_once(
     state.record_pass(&report, &observed.now);
     let status = pass_status(&observed, &plan, &report, state);
     let status_written = write_status(&api, cv.status.as_ref(), &status).await?;
+    if let Some(metrics) = &options.metrics {
+        record_cluster_series(client, metrics, cv, &status, &payload).await;
+    }
     Ok(PassResult {
         report,
         status,

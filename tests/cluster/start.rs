@@ -494,6 +494,14 @@ pub async fn start_serves_metrics_and_readyz(ctx: &Ctx<'_>) -> anyhow::Result<()
         "{text}"
     );
     ensure!(text.contains("cvo_apply_duration_seconds_count"), "{text}");
+    // Upstream's cluster series: the version being applied, and the cluster's creation.
+    let current = (text.lines())
+        .find(|l| l.starts_with(r#"cluster_version{type="current",version="4.18.0""#));
+    ensure!(current.is_some(), "{text}");
+    ensure!(
+        text.contains(r#"cluster_version{type="cluster","#),
+        "{text}"
+    );
     Ok(())
 }
 

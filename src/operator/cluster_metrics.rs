@@ -1,0 +1,333 @@
+//! The series of upstream's cluster metrics (`pkg/cvo/metrics.go`, `Collect`), from the
+//! ClusterVersion as this pass leaves it and the ClusterOperators: `cluster_version{type,
+//! version, image, from_version}` (seconds since the epoch), `cluster_version_available_updates
+//! {upstream, channel}`, `cluster_operator_up{name, version}` and `cluster_operator_conditions
+//! {name, condition, reason}`. Pure; [`super::metrics`] holds them for `/metrics`.
+
+use crate::cluster::{ClusterOperator, ClusterVersion, ClusterVersionStatus, UpdateHistory};
+
+/// One `cluster_version` series.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VersionSeries {
+    pub type_: &'static str,
+    pub version: String,
+    pub image: String,
+    pub from_version: String,
+    pub value: i64,
+}
+
+/// Every series of one scrape.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterSeries {
+    pub version: Vec<VersionSeries>,
+    /// `(upstream, channel, count)`, when the cluster asks an update service or has updates.
+    pub available_updates: Option<(String, String, i64)>,
+    /// `(name, version, up)`.
+    pub operator_up: Vec<(String, String, i64)>,
+    /// `(name, condition, reason, 1|0)`; `Unknown` conditions are left out.
+    pub operator_conditions: Vec<(String, String, String, i64)>,
+}
+
+/// The applied release: what `type="current"` reports.
+pub struct Current<'a> {
+    pub version: &'a str,
+    pub image: &'a str,
+    /// When the release was created (seconds); `0` when unknown, as upstream reports it.
+    pub created: i64,
+}
+
+/// Upstream's `Collect`, over `cv` (spec, metadata and this pass's status).
+pub fn series(
+    cv: &ClusterVersion,
+    status: &ClusterVersionStatus,
+    current: &Current<'_>,
+    operators: &[ClusterOperator],
+) -> ClusterSeries {
+    let history = &status.history;
+    let seconds = |t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time| t.0.as_second();
+    let version_of = |h: &UpdateHistory| h.version.clone().unwrap_or_default();
+    let mut out = ClusterSeries::default();
+    // The last completed update, and the completed one before it.
+    let completed_at = history.iter().position(|h| h.state == "Completed");
+    let completed = completed_at.map(|i| &history[i]);
+    let completed_version = completed.map(version_of).unwrap_or_default();
+    if let (Some(i), Some(done)) = (completed_at, completed) {
+        let previous = (history[i + 1..].iter()).find(|h| h.state == "Completed");
+        out.version.push(VersionSeries {
+            type_: "completed",
+            version: version_of(done),
+            image: done.image.clone(),
+            from_version: previous.map(version_of).unwrap_or_default(),
+            value: done.completion_time.as_ref().map(seconds).unwrap_or(0),
+        });
+    }
+    let initial = history.last();
+    out.version.push(VersionSeries {
+        type_: "cluster",
+        version: initial.map(version_of).unwrap_or_default(),
+        image: initial.map(|h| h.image.clone()).unwrap_or_default(),
+        from_version: String::new(),
+        value: cv
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(seconds)
+            .unwrap_or(0),
+    });
+    let failing = (status.conditions.iter()).find(|c| c.type_ == "Failing");
+    let failing_since = failing
+        .filter(|c| c.status == "True")
+        .map(|c| seconds(&c.last_transition_time).max(0));
+    if let Some(update) = &cv.spec.desired_update
+        && update.image.as_deref().unwrap_or_default() != current.image
+    {
+        let (version, image) = (
+            update.version.clone().unwrap_or_default(),
+            update.image.clone().unwrap_or_default(),
+        );
+        out.version.push(VersionSeries {
+            type_: "desired",
+            version: version.clone(),
+            image: image.clone(),
+            from_version: completed_version.clone(),
+            value: most_recent(cv, status),
+        });
+        if let Some(since) = failing_since {
+            out.version.push(VersionSeries {
+                type_: "failure",
+                version,
+                image,
+                from_version: completed_version.clone(),
+                value: since,
+            });
+        }
+    }
+    if let Some(since) = failing_since {
+        out.version.push(VersionSeries {
+            type_: "failure",
+            version: current.version.into(),
+            image: current.image.into(),
+            from_version: completed_version.clone(),
+            value: since,
+        });
+    }
+    if let Some(updating) = history.first().filter(|h| h.state == "Partial") {
+        out.version.push(VersionSeries {
+            type_: "updating",
+            version: version_of(updating),
+            image: updating.image.clone(),
+            from_version: completed_version.clone(),
+            value: seconds(&updating.started_time).max(0),
+        });
+    }
+    let upstream = cv.spec.upstream.clone().unwrap_or_default();
+    let available = status.available_updates.as_ref().map_or(0, Vec::len);
+    let retrieved =
+        (status.conditions.iter()).any(|c| c.type_ == "RetrievedUpdates" && c.status == "True");
+    if !upstream.is_empty() || available > 0 || retrieved {
+        let upstream = match upstream.is_empty() {
+            true => "<default>".to_string(),
+            false => upstream,
+        };
+        let channel = cv.spec.channel.clone().unwrap_or_default();
+        out.available_updates = Some((upstream, channel, available as i64));
+    }
+    out.version.push(VersionSeries {
+        type_: "current",
+        version: current.version.into(),
+        image: current.image.into(),
+        from_version: completed_version,
+        value: current.created,
+    });
+    for operator in operators {
+        let name = operator.metadata.name.clone().unwrap_or_default();
+        let status = operator.status.clone().unwrap_or_default();
+        let is_true = |type_: &str| {
+            (status.conditions.iter()).any(|c| c.type_ == type_ && c.status == "True")
+        };
+        let version = status
+            .versions
+            .first()
+            .map(|v| v.version.clone())
+            .unwrap_or_default();
+        let up = is_true("Available") && !is_true("Failing");
+        out.operator_up.push((name.clone(), version, i64::from(up)));
+        for condition in status.conditions.iter().filter(|c| c.status != "Unknown") {
+            out.operator_conditions.push((
+                name.clone(),
+                condition.type_.clone(),
+                condition.reason.clone().unwrap_or_default(),
+                i64::from(condition.status == "True"),
+            ));
+        }
+    }
+    out
+}
+
+/// `mostRecentTimestamp`: the latest of the newest history entry's start and completion, the
+/// conditions' transitions and the object's creation.
+fn most_recent(cv: &ClusterVersion, status: &ClusterVersionStatus) -> i64 {
+    let mut latest = 0;
+    if let Some(top) = status.history.first() {
+        latest = top.started_time.0.as_second();
+        if let Some(done) = &top.completion_time {
+            latest = latest.max(done.0.as_second());
+        }
+    }
+    for condition in &status.conditions {
+        latest = latest.max(condition.last_transition_time.0.as_second());
+    }
+    if let Some(created) = &cv.metadata.creation_timestamp {
+        latest = latest.max(created.0.as_second());
+    }
+    latest.max(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::cluster::{
+        ClusterOperatorStatus, ClusterOperatorStatusCondition, ClusterVersionSpec, OperandVersion,
+        Release, Update,
+    };
+
+    fn at(s: i64) -> Time {
+        Time(Timestamp::from_second(s).unwrap())
+    }
+
+    fn entry(state: &str, version: &str, started: i64, done: Option<i64>) -> UpdateHistory {
+        UpdateHistory {
+            state: state.into(),
+            started_time: at(started),
+            completion_time: done.map(at),
+            version: Some(version.into()),
+            image: format!("img:{version}"),
+            verified: false,
+            accepted_risks: None,
+        }
+    }
+
+    fn condition(
+        type_: &str,
+        status: &str,
+        at_s: i64,
+        reason: &str,
+    ) -> ClusterOperatorStatusCondition {
+        ClusterOperatorStatusCondition {
+            type_: type_.into(),
+            status: status.into(),
+            last_transition_time: at(at_s),
+            reason: Some(reason.into()).filter(|r: &String| !r.is_empty()),
+            message: None,
+        }
+    }
+
+    #[test]
+    fn an_update_in_progress_reports_upstreams_series() {
+        let mut cv = ClusterVersion::new(
+            "version",
+            ClusterVersionSpec {
+                channel: Some("stable-4.18".into()),
+                desired_update: Some(Update {
+                    version: Some("4.18.1".into()),
+                    image: Some("img:4.18.1".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        );
+        cv.metadata.creation_timestamp = Some(at(100));
+        let status = ClusterVersionStatus {
+            history: vec![
+                entry("Partial", "4.18.1", 500, None),
+                entry("Completed", "4.18.0", 300, Some(400)),
+                entry("Completed", "4.17.0", 100, Some(200)),
+            ],
+            conditions: vec![
+                condition("Failing", "True", 550, "ClusterOperatorDegraded"),
+                condition("RetrievedUpdates", "True", 50, ""),
+            ],
+            available_updates: Some(vec![Release::default(), Release::default()]),
+            desired: None,
+            ..Default::default()
+        };
+        let current = Current {
+            version: "4.18.0",
+            image: "img:4.18.0",
+            created: 0,
+        };
+        let mut operator = ClusterOperator::new("etcd", Default::default());
+        operator.status = Some(ClusterOperatorStatus {
+            conditions: vec![
+                condition("Available", "True", 1, "AsExpected"),
+                condition("Degraded", "False", 1, ""),
+                condition("Upgradeable", "Unknown", 1, "NoData"),
+            ],
+            versions: vec![OperandVersion {
+                name: "operator".into(),
+                version: "4.18.0".into(),
+            }],
+            ..Default::default()
+        });
+        let got = series(&cv, &status, &current, &[operator]);
+        let v = |t: &str, version: &str, from: &str, value: i64| VersionSeries {
+            type_: match t {
+                "completed" => "completed",
+                "cluster" => "cluster",
+                "desired" => "desired",
+                "failure" => "failure",
+                "updating" => "updating",
+                _ => "current",
+            },
+            version: version.into(),
+            image: format!("img:{version}"),
+            from_version: from.into(),
+            value,
+        };
+        assert_eq!(
+            got.version,
+            [
+                v("completed", "4.18.0", "4.17.0", 400),
+                v("cluster", "4.17.0", "", 100),
+                v("desired", "4.18.1", "4.18.0", 550),
+                v("failure", "4.18.1", "4.18.0", 550),
+                v("failure", "4.18.0", "4.18.0", 550),
+                v("updating", "4.18.1", "4.18.0", 500),
+                v("current", "4.18.0", "4.18.0", 0),
+            ]
+        );
+        assert_eq!(
+            got.available_updates,
+            Some(("<default>".into(), "stable-4.18".into(), 2))
+        );
+        assert_eq!(got.operator_up, [("etcd".into(), "4.18.0".into(), 1)]);
+        assert_eq!(
+            got.operator_conditions,
+            [
+                ("etcd".into(), "Available".into(), "AsExpected".into(), 1),
+                ("etcd".into(), "Degraded".into(), "".into(), 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_settled_cluster_without_an_update_service_reports_no_available_updates() {
+        let cv = ClusterVersion::new("version", ClusterVersionSpec::default());
+        let status = ClusterVersionStatus {
+            history: vec![entry("Completed", "4.18.0", 1, Some(2))],
+            ..Default::default()
+        };
+        let current = Current {
+            version: "4.18.0",
+            image: "img:4.18.0",
+            created: 0,
+        };
+        let got = series(&cv, &status, &current, &[]);
+        let types: Vec<&str> = got.version.iter().map(|s| s.type_).collect();
+        assert_eq!(types, ["completed", "cluster", "current"]);
+        assert_eq!(got.available_updates, None);
+    }
+}
