@@ -51,7 +51,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 57);
+    assert_eq!(payload.manifests.len(), 61);
     assert_eq!(payload.images.len(), 8);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -84,7 +84,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 53);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 57);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -92,7 +92,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        52
+        56
     );
     let tech_preview = excluded(
         &payload,

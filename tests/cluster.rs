@@ -58,7 +58,7 @@ use start_tests::{
 use upgrade_tests::{
     upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
     upgrade_preconditions_block_until_forced, upgrade_survives_apiserver_restart,
-    upgrade_verifies_release_signatures,
+    upgrade_verifies_release_signatures, upgrade_waits_for_upgradeable_risks,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -132,6 +132,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_survives_apiserver_restart", |c| {
         Box::pin(upgrade_survives_apiserver_restart(c))
+    }),
+    ("upgrade_waits_for_upgradeable_risks", |c| {
+        Box::pin(upgrade_waits_for_upgradeable_risks(c))
     }),
     ("upgrade_preconditions_block_until_forced", |c| {
         Box::pin(upgrade_preconditions_block_until_forced(c))

@@ -8,7 +8,7 @@
 //! [`ApplyReport`].
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::RwLock;
 use tokio::task::JoinSet;
 
+use super::deletions::{DeleteDecision, DeletedResource, Deletions};
 use super::outcome::{ApplyReport, Effect};
 use super::task::{
     Action, ApplyErrorText, ClusterVersionOwner, FIELD_MANAGER, InvalidDeleteAnnotation, Outcome,
@@ -139,6 +140,9 @@ pub struct ApplyOptions {
     /// The ClusterVersion every applied object is owned by (spec §7.3); none: owner
     /// references are left as the manifests have them.
     pub owner: Option<ClusterVersionOwner>,
+    /// The operator's memory of the payload's deletions (sent once, tracked until gone);
+    /// none: every pass in the Updating mode sends the DELETE again (`cvo apply`).
+    pub deletions: Option<Arc<Mutex<Deletions>>>,
 }
 
 impl Default for ApplyOptions {
@@ -152,6 +156,7 @@ impl Default for ApplyOptions {
             check_cluster_operators: false,
             initializing: false,
             owner: None,
+            deletions: None,
         }
     }
 }
@@ -379,6 +384,9 @@ async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), Apply
             Some(_) => Ok(()),
             None => apply_and_check(ctx, &api, manifest).await,
         },
+        Action::Delete if ctx.options.deletions.is_some() => {
+            delete_tracked(ctx, &api, manifest).await
+        }
         // Upstream only requests the deletion when updating; otherwise it observes. A missing
         // object counts as deleted.
         Action::Delete if ctx.mode == Mode::Update => {
@@ -394,6 +402,40 @@ async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), Apply
         }
         Action::WaitClusterOperator => Ok(()),
     }
+}
+
+/// A payload deletion with the operator's memory ([`Deletions`]): looked at, deleted once in
+/// the Updating mode, in progress until seen gone.
+async fn delete_tracked(
+    ctx: &Ctx,
+    api: &Api<DynamicObject>,
+    manifest: &Manifest,
+) -> Result<(), ApplyError> {
+    let Some(deletions) = &ctx.options.deletions else {
+        return Ok(());
+    };
+    let lock = || deletions.lock().unwrap_or_else(|e| e.into_inner());
+    let name = manifest.id.name.as_str();
+    let resource = DeletedResource::new(&manifest.gvk.kind, &manifest.id.namespace, name);
+    let exists = api.get_opt(name).await?.is_some();
+    let updating = ctx.mode == Mode::Update;
+    if lock().observe(resource.clone(), exists, updating) == DeleteDecision::Nothing {
+        return Ok(());
+    }
+    match api.delete(name, &DeleteParams::default()).await {
+        // Still there, being finalized: in progress until a later look finds it gone.
+        Ok(deleted) if deleted.is_left() => lock().requested(resource),
+        // Gone at once. Upstream would still count it in progress until its next look, which
+        // made the cluster not upgradeable for a pass; it is known gone, so it is not.
+        Ok(_) => {
+            lock().observe(resource, false, updating);
+        }
+        Err(kube::Error::Api(s)) if s.is_not_found() => {
+            lock().observe(resource, false, updating);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
 }
 
 /// Pre-creates the ClusterOperator of `manifest` when absent (ignoring AlreadyExists; errors

@@ -7,8 +7,9 @@
 //!   mode, task graph), accepting a requested release, the next status and state;
 //! * [`task`]: one task's decisions (action, upstream reasons, owner references, the report);
 //! * [`desired`] (which release is requested), [`precondition`], [`health`] (ClusterOperator
-//!   and workload health), [`summary`] (error summarization) and [`status`] (the next
-//!   ClusterVersion status).
+//!   and workload health), [`summary`] (error summarization), [`upgradeable`] (the
+//!   `Upgradeable` risk sources), [`deletions`] (the payload's deletions in progress) and
+//!   [`status`] (the next ClusterVersion status).
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
@@ -17,6 +18,7 @@
 
 pub mod apply;
 pub mod cluster_metrics;
+pub mod deletions;
 pub mod desired;
 pub mod health;
 pub mod metrics;
@@ -28,6 +30,7 @@ pub mod run;
 pub mod status;
 pub mod summary;
 pub mod task;
+pub mod upgradeable;
 
 pub use crate::host::lease::{LeaderElector, LeaseConfig};
 pub use apply::{
@@ -41,6 +44,7 @@ pub use outcome::{
 };
 pub use pass::{OperatorFacts, SyncState};
 pub use run::{RunOptions, run, sync_once};
-pub use status::{StatusInput, UpgradeRisk, next_status};
+pub use status::{StatusInput, next_status};
 pub use summary::OperatorUpdateStartTimes;
 pub use task::{Action, ClusterVersionOwner, FIELD_MANAGER, action, reason_for_status};
+pub use upgradeable::{RiskFacts, UpgradeRisk};

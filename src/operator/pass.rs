@@ -10,10 +10,12 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::deletions::Deletions;
 use super::outcome::{ApplyReport, LoadFailure, PayloadLoad, RequestedUpdate};
 use super::precondition::{self, ClusterView};
 use super::status::{StatusInput, next_status};
 use super::summary::{OperatorUpdateStartTimes, progress};
+use super::upgradeable::RiskFacts;
 use crate::capability::implicit::{Side, implicitly_enabled};
 use crate::capability::{
     Capability, ClusterCapabilities, set_capabilities, set_from_implicitly_enabled,
@@ -68,6 +70,9 @@ pub struct SyncState {
     pub release_failure: Option<(RequestedUpdate, LoadFailure)>,
     /// When each ClusterOperator the payload waits on started updating (slow operators).
     pub start_times: OperatorUpdateStartTimes,
+    /// The payload's deletions requested since the operator started (upstream keeps them in
+    /// memory too); the unfinished ones make the cluster not upgradeable.
+    pub deletions: Deletions,
     /// The risks accepted when the current payload was loaded (precondition warnings, forced
     /// failures); `None` while applying the operator's own payload.
     pub accepted_risks: Option<String>,
@@ -359,12 +364,15 @@ fn upgrade_implicit(
 }
 
 /// The ClusterVersion status after `plan` was executed with `report`; `state` is the state
-/// the pass left ([`SyncState::record_pass`] already applied).
+/// the pass left ([`SyncState::record_pass`] already applied); `risk_facts` what the
+/// `Upgradeable` risk sources read from the cluster after the pass (so that the admin
+/// ConfigMaps an install has just created count).
 pub fn pass_status(
     observed: &Observed,
     plan: &PassPlan<'_>,
     report: &ApplyReport,
     state: &SyncState,
+    risk_facts: &RiskFacts,
 ) -> ClusterVersionStatus {
     let cv = &observed.cluster_version;
     let release = plan.payload.release.as_ref();
@@ -374,6 +382,11 @@ pub fn pass_status(
         url: release.and_then(|r| r.url.clone()),
         channels: release.map(|r| r.channels.clone()).unwrap_or_default(),
         architecture: release.and_then(|r| r.architecture.clone()),
+    };
+    // The deletions as this pass left them: one it requested is in progress at once.
+    let risk_facts = RiskFacts {
+        deletes_in_progress: state.deletions.in_progress(),
+        ..risk_facts.clone()
     };
     let payload_load = match &state.release_failure {
         None => PayloadLoad::Loaded,
@@ -395,6 +408,7 @@ pub fn pass_status(
         updates: state.updates.as_ref(),
         start_times: &state.start_times,
         overrides: &cv.spec.overrides,
+        risk_facts: &risk_facts,
         payload_load,
         validation_errors: &observed.validation_errors,
         accepted_risks: state.accepted_risks.as_deref(),

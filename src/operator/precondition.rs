@@ -468,7 +468,7 @@ fn entry_version(entry: &UpdateHistory) -> &str {
 
 /// blang/semver's `Parse`, which upstream uses. It accepts the grammar the `semver` crate
 /// does; its error texts end up in the condition messages, so they are reproduced.
-fn parse_version(s: &str) -> Result<Version, String> {
+pub(crate) fn parse_version(s: &str) -> Result<Version, String> {
     match blang_error(s) {
         Some(error) => Err(error),
         None => Version::parse(s).map_err(|e| e.to_string()),

@@ -2,7 +2,8 @@
 //! every resync interval compute capabilities, filter the payload, apply it and write the
 //! ClusterVersion status (server-side apply, only when it changed).
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -20,6 +21,7 @@ use crate::cluster::{ClusterOperator, ClusterVersion, ClusterVersionStatus};
 use crate::payload::Payload;
 
 use super::apply::{ApplyOptions, apply_graph};
+use super::deletions::Deletions;
 use super::desired::{ReleaseSources, SwitchDecision, requested_release, switch_decision};
 use super::metrics::Metrics;
 use super::outcome::{ApplyReport, Effect, LoadFailure, PayloadLoadStep, RequestedUpdate};
@@ -30,6 +32,7 @@ use super::pass::{
 };
 use super::retrieve::{Retrieved, retrieve};
 use super::task::{ClusterVersionOwner, FIELD_MANAGER};
+use super::upgradeable::RiskFacts;
 use crate::host::lease::{LeaderElector, LeaseConfig};
 use crate::updates::AvailableUpdates;
 use crate::updates::fetch::{self, FetchOptions};
@@ -450,6 +453,62 @@ async fn observe(api: &Api<ClusterVersion>, client: &kube::Client) -> anyhow::Re
     })
 }
 
+/// What the `Upgradeable` risk sources read from the cluster, read after a pass has applied (the
+/// deletions in progress are the loop's own, added by [`pass_status`]). Errors are kept as the
+/// sources report them.
+async fn risk_facts(client: &kube::Client) -> RiskFacts {
+    use super::upgradeable::{
+        ADMIN_ACKS, ADMIN_ACKS_NAMESPACE, ADMIN_GATES, ADMIN_GATES_NAMESPACE,
+    };
+    let operators = match Api::<ClusterOperator>::all(client.clone())
+        .list(&Default::default())
+        .await
+    {
+        Ok(list) => Ok(list
+            .items
+            .into_iter()
+            .map(|co| {
+                let name = co.metadata.name.unwrap_or_default();
+                let upgradeable = co
+                    .status
+                    .and_then(|s| s.conditions.into_iter().find(|c| c.type_ == "Upgradeable"));
+                (name, upgradeable)
+            })
+            .collect()),
+        Err(e) => Err(lister_error(e, "clusteroperator", "")),
+    };
+    RiskFacts {
+        admin_gates: config_map_data(client, ADMIN_GATES_NAMESPACE, ADMIN_GATES).await,
+        admin_acks: config_map_data(client, ADMIN_ACKS_NAMESPACE, ADMIN_ACKS).await,
+        cluster_operators: operators,
+        deletes_in_progress: Vec::new(),
+    }
+}
+
+async fn config_map_data(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<BTreeMap<String, String>, String> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    match api.get(name).await {
+        Ok(cm) => Ok(cm.data.unwrap_or_default()),
+        Err(e) => Err(lister_error(e, "configmap", name)),
+    }
+}
+
+/// The text upstream's informer listers give: `configmap "NAME" not found` for a missing
+/// object (`errors.NewNotFound(v1.Resource("configmap"), name)`), else the server's message.
+fn lister_error(error: kube::Error, resource: &str, name: &str) -> String {
+    match error {
+        kube::Error::Api(s) if s.code == 404 && !name.is_empty() => {
+            format!("{resource} {name:?} not found")
+        }
+        kube::Error::Api(s) => s.message,
+        other => other.to_string(),
+    }
+}
+
 /// The payload of this pass: the release `spec.desiredUpdate` asks for once it is retrieved
 /// and accepted, else the one applied before (spec §7.1).
 async fn select_payload(
@@ -679,9 +738,11 @@ async fn execute(
     plan: &PassPlan<'_>,
     cv: &ClusterVersion,
     options: &RunOptions,
+    deletions: &Arc<Mutex<Deletions>>,
 ) -> ApplyReport {
     let apply_options = ApplyOptions {
         check_cluster_operators: true,
+        deletions: Some(deletions.clone()),
         initializing: plan.sync_mode == SyncMode::Initializing,
         owner: ClusterVersionOwner::of(cv),
         ..options.apply.clone()
@@ -779,9 +840,12 @@ pub async fn sync_once(
         metrics.set_capabilities(&plan.capabilities);
     }
     let cv = &observed.cluster_version;
-    let report = execute(client, &plan, cv, options).await;
+    let deletions = Arc::new(Mutex::new(std::mem::take(&mut state.deletions)));
+    let report = execute(client, &plan, cv, options, &deletions).await;
+    state.deletions = std::mem::take(&mut *deletions.lock().unwrap_or_else(|e| e.into_inner()));
     state.record_pass(&report, &observed.now);
-    let status = pass_status(&observed, &plan, &report, state);
+    let risk_facts = risk_facts(client).await;
+    let status = pass_status(&observed, &plan, &report, state, &risk_facts);
     let status_written = write_status(&api, cv.status.as_ref(), &status).await?;
     if let Some(metrics) = &options.metrics {
         record_cluster_series(client, metrics, cv, &status, &payload).await;

@@ -7,6 +7,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::outcome::{Effect, Failure, PayloadLoad, PayloadLoadStep, Progress};
 use super::summary::{MULTIPLE_ERRORS, OperatorUpdateStartTimes, multiple_errors};
+use super::upgradeable::{RiskFacts, RiskInput, Upgradeability, upgradeability};
 use crate::capability::{
     ClusterCapabilities, IMPLICITLY_ENABLED_CONDITION_TYPE,
     LEGACY_IMPLICITLY_ENABLED_CONDITION_TYPE, implicitly_enabled_condition,
@@ -47,6 +48,8 @@ pub struct StatusInput<'a> {
     pub updates: Option<&'a AvailableUpdates>,
     /// `spec.overrides`: an `unmanaged` one makes the cluster not upgradeable.
     pub overrides: &'a [ComponentOverride],
+    /// What the other `Upgradeable` risk sources read ([`super::upgradeable`]).
+    pub risk_facts: &'a RiskFacts,
     /// Loading the requested release.
     pub payload_load: PayloadLoad,
     /// What the CVO's own checks found wrong in the spec (the `Invalid` condition).
@@ -90,7 +93,17 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
     let version = display_version(&input.desired);
 
     let mut conditions = previous.conditions.clone();
-    set_upgradeable(&mut conditions, &now, &upgrade_risks(&input));
+    // A pass that applied everything leaves the worker Reconciling; one that completed with
+    // `Report` errors reports them with the state it started in, as upstream's last report
+    // of such a pass does.
+    let reconciling = input.reconciling || (completed && input.progress.failure.is_none());
+    let upgradeability = upgradeability(&RiskInput {
+        progressing: !reconciling,
+        version: input.desired.version.as_deref().unwrap_or(""),
+        overrides: input.overrides,
+        facts: input.risk_facts,
+    });
+    set_upgradeable(&mut conditions, &now, &upgradeability);
     set_invalid(&mut conditions, &now, input.validation_errors);
 
     conditions.retain(|c| c.type_ != LEGACY_IMPLICITLY_ENABLED_CONDITION_TYPE);
@@ -127,10 +140,6 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
         set(&mut conditions, &now, "Available", "False", None, None);
     }
 
-    // A pass that applied everything leaves the worker Reconciling; one that completed with
-    // `Report` errors reports them with the state it started in, as upstream's last report
-    // of such a pass does.
-    let reconciling = input.reconciling || (completed && input.progress.failure.is_none());
     let at = StatusTime {
         now: now.0,
         start_times: input.start_times,
@@ -256,43 +265,30 @@ fn display_version(desired: &Release) -> String {
         .to_string()
 }
 
-/// An update risk that makes the cluster not upgradeable between minor or major versions
-/// (one of upstream's `Upgradeable` risk sources).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UpgradeRisk {
-    pub name: String,
-    pub message: String,
-}
-
-/// The risk sources evaluated here, in upstream's order (upstream also has
-/// `ClusterVersionUpdating`, `ResourceDeletionInProgress`, `AdminAck`,
-/// `ClusterOperatorUpgradeable` and `Alert`).
-const RISK_SOURCES: [fn(&StatusInput<'_>) -> Option<UpgradeRisk>; 1] = [overrides_risk];
-
-/// The risks that apply.
-pub fn upgrade_risks(input: &StatusInput<'_>) -> Vec<UpgradeRisk> {
-    RISK_SOURCES.iter().filter_map(|risk| risk(input)).collect()
-}
-
-/// Upstream's `ClusterVersionOverrides` risk source: any unmanaged override.
-fn overrides_risk(input: &StatusInput<'_>) -> Option<UpgradeRisk> {
-    input.overrides.iter().any(|o| o.unmanaged).then(|| UpgradeRisk {
-        name: "ClusterVersionOverrides".into(),
-        message: "Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update.".into(),
-    })
-}
-
 /// `Upgradeable`: absent without risk; else `False` with the risk's name and message, or
-/// `MultipleReasons`. The legacy sub-conditions are removed.
+/// `MultipleReasons`; `Unknown`/`EvaluationFailed` when a source failed and none found a risk.
+/// The legacy sub-conditions are removed.
 fn set_upgradeable(
     conditions: &mut Vec<ClusterOperatorStatusCondition>,
     now: &Time,
-    risks: &[UpgradeRisk],
+    upgradeability: &Upgradeability,
 ) {
     conditions.retain(|c| !LEGACY_UPGRADEABLE_CONDITION_TYPES.contains(&c.type_.as_str()));
-    let (reason, message) = match risks {
-        [] => {
+    let (reason, message) = match upgradeability.risks.as_slice() {
+        [] if upgradeability.errors.is_empty() => {
             conditions.retain(|c| c.type_ != "Upgradeable");
+            return;
+        }
+        [] => {
+            let message = upgradeability.errors.join("\n");
+            set(
+                conditions,
+                now,
+                "Upgradeable",
+                "Unknown",
+                Some("EvaluationFailed"),
+                Some(message),
+            );
             return;
         }
         [risk] => (risk_reason(&risk.name), risk.message.clone()),
@@ -856,6 +852,7 @@ mod tests {
     use crate::capability::Capability;
     use crate::cluster::ConditionalUpdateRisk;
     use crate::operator::outcome::RequestedUpdate;
+    use crate::operator::upgradeable::UpgradeRisk;
     use crate::updates::{ClusterCondition, Failure as NoUpdates, Key, PromQlClusterCondition};
 
     static NO_START_TIMES: OperatorUpdateStartTimes = OperatorUpdateStartTimes::new();
@@ -864,6 +861,8 @@ mod tests {
         enabled: BTreeSet::new(),
         implicitly_enabled: BTreeSet::new(),
     };
+
+    static HEALTHY: RiskFacts = RiskFacts::HEALTHY;
 
     fn t(s: &str) -> Time {
         Time(s.parse().unwrap())
@@ -896,6 +895,7 @@ mod tests {
             start_times: &NO_START_TIMES,
             updates: None,
             overrides: &[],
+            risk_facts: &HEALTHY,
             payload_load: PayloadLoad::Loaded,
             validation_errors: &[],
             accepted_risks: None,
@@ -1006,10 +1006,12 @@ mod tests {
                 ..Default::default()
             },
         ));
-        // Upstream's order of first insertion (ReleaseAccepted before Available).
+        // Upstream's order of first insertion (ReleaseAccepted before Available). Installing
+        // is an update in progress (`ClusterVersionUpdating`).
         assert_eq!(
             types(&first),
             [
+                "Upgradeable",
                 "ImplicitlyEnabledCapabilities",
                 "ReleaseAccepted",
                 "Available",
@@ -1860,6 +1862,7 @@ mod tests {
         let overrides = [override_(false), override_(true)];
         let s = next_status(StatusInput {
             overrides: &overrides,
+            reconciling: true,
             ..input(None, &NO_CAPABILITIES, T0, Progress::default())
         });
         assert_eq!(
@@ -1896,6 +1899,7 @@ mod tests {
         let overrides = [override_(false)];
         let s = next_status(StatusInput {
             overrides: &overrides,
+            reconciling: true,
             ..input(Some(&prev), &NO_CAPABILITIES, T1, Progress::default())
         });
         assert!(
@@ -1913,11 +1917,15 @@ mod tests {
             name: name.into(),
             message: message.into(),
         };
+        let risks = |risks: Vec<UpgradeRisk>| Upgradeability {
+            risks,
+            errors: vec![],
+        };
         let mut conditions = vec![];
         set_upgradeable(
             &mut conditions,
             &t(T0),
-            &[risk("RiskA", "MessageA"), risk("RiskB", "MessageB")],
+            &risks(vec![risk("RiskA", "MessageA"), risk("RiskB", "MessageB")]),
         );
         assert_eq!(conditions[0].reason.as_deref(), Some("MultipleReasons"));
         assert_eq!(
@@ -1926,13 +1934,30 @@ mod tests {
                 "Cluster should not be upgraded between minor or major versions for multiple reasons:\n* MessageA\n* MessageB"
             )
         );
-        set_upgradeable(&mut conditions, &t(T1), &[risk("not a reason", "M")]);
+        set_upgradeable(
+            &mut conditions,
+            &t(T1),
+            &risks(vec![risk("not a reason", "M")]),
+        );
         assert_eq!(
             conditions[0].reason.as_deref(),
             Some("RiskNameNotCompatibleWithReasonProperty")
         );
         assert_eq!(conditions[0].message.as_deref(), Some("M"));
         assert_eq!(conditions[0].last_transition_time, t(T0), "still False");
+        let failed = Upgradeability {
+            risks: vec![],
+            errors: vec!["first".into(), "second".into()],
+        };
+        set_upgradeable(&mut conditions, &t(T1), &failed);
+        assert_eq!(
+            (
+                conditions[0].status.as_str(),
+                conditions[0].reason.as_deref(),
+                conditions[0].message.as_deref()
+            ),
+            ("Unknown", Some("EvaluationFailed"), Some("first\nsecond"))
+        );
         assert_eq!(risk_reason("A"), "A");
         assert_eq!(risk_reason("Risk_1,b:C"), "Risk_1,b:C");
         assert_eq!(

@@ -559,6 +559,145 @@ pub async fn upgrade_preconditions_block_until_forced(ctx: &Ctx<'_>) -> anyhow::
     Ok(())
 }
 
+/// `Upgradeable` from upstream's risk sources (spec §5.3): an admin gate of the current minor
+/// that `admin-acks` does not acknowledge and a ClusterOperator with `Upgradeable=False` make
+/// the cluster not upgradeable (`MultipleReasons`), so the minor update is refused by the
+/// `ClusterVersionUpgradeable` precondition; acknowledged and fixed, it goes through. Its
+/// deletion of a Service held by a finalizer is then in progress (`ResourceDeletionInProgress`)
+/// until the Service is gone.
+pub async fn upgrade_waits_for_upgradeable_risks(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let (api, options, mut state) = install_old(ctx).await?;
+    let c = &ctx.admin;
+    let s = status(ctx).await?;
+    ensure!(
+        condition_of(&s, "Upgradeable").1 == "<absent>",
+        "a healthy cluster has no Upgradeable condition: {:?}",
+        s.conditions
+    );
+    const GATE: &str = "ack-4.17-test-gate";
+    let gates: Api<ConfigMap> = Api::namespaced(c.clone(), "openshift-config-managed");
+    let acks: Api<ConfigMap> = Api::namespaced(c.clone(), "openshift-config");
+    let merge = |data: serde_json::Value| Patch::Merge(json!({ "data": data }));
+    gates
+        .patch(
+            "admin-gates",
+            &PatchParams::default(),
+            &merge(json!({ GATE: "Read the test article." })),
+        )
+        .await?;
+    set_console_upgradeable(
+        ctx,
+        &options.payload,
+        Some("Console plugins are incompatible"),
+    )
+    .await?;
+    let services: Api<Service> = Api::namespaced(c.clone(), "openshift-etcd-operator");
+    let held = json!({"metadata": {"finalizers": ["cvo.test/hold"]}});
+    services
+        .patch(
+            "etcd-operator-legacy-metrics",
+            &PatchParams::default(),
+            &Patch::Merge(&held),
+        )
+        .await?;
+    clean_pass(c, &options, &mut state).await?;
+    let s = status(ctx).await?;
+    let risks = "Cluster should not be upgraded between minor or major versions for multiple reasons:\n* Read the test article.\n* Console plugins are incompatible";
+    let upgradeable = s.conditions.iter().find(|c| c.type_ == "Upgradeable");
+    ensure!(
+        upgradeable.is_some_and(|u| u.status == "False"
+            && u.reason.as_deref() == Some("MultipleReasons")
+            && u.message.as_deref() == Some(risks)),
+        "{upgradeable:?}"
+    );
+
+    request_release(&api, NEW, Some("4.18.0")).await?;
+    clean_pass(c, &options, &mut state).await?;
+    let s = status(ctx).await?;
+    let accepted = condition_of(&s, "ReleaseAccepted");
+    let blocked = format!(
+        "* Precondition \"ClusterVersionUpgradeable\" failed because of \"MultipleReasons\": {risks}\n"
+    );
+    ensure!(
+        accepted.0 == "False" && accepted.1.contains(&blocked),
+        "{accepted:?}"
+    );
+    check_history(&s, &[("Completed", "4.17.0")])?;
+
+    // Acknowledged and fixed: the next pass clears Upgradeable, the one after accepts 4.18.0.
+    acks.patch(
+        "admin-acks",
+        &PatchParams::default(),
+        &merge(json!({ GATE: "true" })),
+    )
+    .await?;
+    set_console_upgradeable(ctx, &options.payload, None).await?;
+    clean_pass(c, &options, &mut state).await?;
+    ensure!(
+        condition_of(&status(ctx).await?, "Upgradeable").1 == "<absent>",
+        "acknowledged and fixed"
+    );
+    clean_pass(c, &options, &mut state).await?;
+    let s = status(ctx).await?;
+    check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
+    let deleting = "Cluster minor or major version upgrades are not allowed while resource deletions are in progress; resources=service \"openshift-etcd-operator/etcd-operator-legacy-metrics\"";
+    let upgradeable = s.conditions.iter().find(|c| c.type_ == "Upgradeable");
+    ensure!(
+        upgradeable.is_some_and(
+            |u| u.reason.as_deref() == Some("ResourceDeletionInProgress")
+                && u.message.as_deref() == Some(deleting)
+        ),
+        "the Service is held by its finalizer: {upgradeable:?}"
+    );
+
+    let released = json!({"metadata": {"finalizers": null}});
+    services
+        .patch(
+            "etcd-operator-legacy-metrics",
+            &PatchParams::default(),
+            &Patch::Merge(&released),
+        )
+        .await?;
+    clean_pass(c, &options, &mut state).await?;
+    ensure!(
+        condition_of(&status(ctx).await?, "Upgradeable").1 == "<absent>",
+        "the deletion finished"
+    );
+    gates
+        .patch(
+            "admin-gates",
+            &PatchParams::default(),
+            &merge(json!({ GATE: null })),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Marks the console operator healthy, and not upgradeable with `message` when given.
+async fn set_console_upgradeable(
+    ctx: &Ctx<'_>,
+    payload: &Payload,
+    message: Option<&str>,
+) -> anyhow::Result<()> {
+    mark_healthy(ctx, payload, "console").await?;
+    let Some(message) = message else {
+        return Ok(());
+    };
+    let api: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    let mut live = api.get_status("console").await?;
+    let status = live.status.get_or_insert_with(Default::default);
+    status.conditions.push(condition(
+        "Upgradeable",
+        "False",
+        "PluginsIncompatible",
+        message,
+    ));
+    let patch = json!({"status": {"conditions": status.conditions}});
+    api.patch_status("console", &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
 /// Release signatures (issue 12): the applied payload declares a verifier (a ConfigMap with
 /// `release.openshift.io/verification-config-map`: one keyring, one HTTP store on 127.0.0.1).
 /// An unsigned release is refused with upstream's message and the current payload stays; once
