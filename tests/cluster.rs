@@ -56,9 +56,10 @@ use start_tests::{
     start_shows_available_updates, start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
-    upgrade_from_release_images, upgrade_moves_resources_into_capabilities,
-    upgrade_preconditions_block_until_forced, upgrade_survives_apiserver_restart,
-    upgrade_verifies_release_signatures, upgrade_waits_for_upgradeable_risks,
+    upgrade_command_requests_and_clears, upgrade_from_release_images,
+    upgrade_moves_resources_into_capabilities, upgrade_preconditions_block_until_forced,
+    upgrade_survives_apiserver_restart, upgrade_verifies_release_signatures,
+    upgrade_waits_for_upgradeable_risks,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -132,6 +133,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_survives_apiserver_restart", |c| {
         Box::pin(upgrade_survives_apiserver_restart(c))
+    }),
+    ("upgrade_command_requests_and_clears", |c| {
+        Box::pin(upgrade_command_requests_and_clears(c))
     }),
     ("upgrade_waits_for_upgradeable_risks", |c| {
         Box::pin(upgrade_waits_for_upgradeable_risks(c))

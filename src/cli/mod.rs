@@ -31,6 +31,8 @@ mod plan;
 mod signatures;
 #[cfg(feature = "cluster")]
 mod start;
+#[cfg(feature = "cluster")]
+mod upgrade;
 mod validate;
 
 use std::path::PathBuf;
@@ -229,6 +231,10 @@ pub enum Command {
     /// `edge version-range` tests versions against a range.
     #[cfg(feature = "cluster")]
     Edge(edge::EdgeGroup),
+    /// The cluster's update status, or request an update (`oc adm upgrade`): --to VERSION,
+    /// --to-image IMAGE, --to-latest, --to-multi-arch, --clear.
+    #[cfg(feature = "cluster")]
+    Upgrade(upgrade::UpgradeArgs),
 }
 
 impl Command {
@@ -252,7 +258,8 @@ impl Command {
             | Command::Controller(_)
             | Command::Dt(_)
             | Command::Agent(_)
-            | Command::Edge(_) => None,
+            | Command::Edge(_)
+            | Command::Upgrade(_) => None,
         }
     }
 }
@@ -334,6 +341,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Agent(group) => agent::agent(group),
         #[cfg(feature = "cluster")]
         Command::Edge(group) => edge::edge(group),
+        #[cfg(feature = "cluster")]
+        Command::Upgrade(args) => upgrade::upgrade(args),
     };
     match result {
         Ok(code) => code,
@@ -367,7 +376,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Payload(a) => a.machine_output(),
         Command::Render(_) | Command::Hash(_) => false,
         #[cfg(feature = "cluster")]
-        Command::Start(_) | Command::Controller(_) => false,
+        Command::Start(_) | Command::Controller(_) | Command::Upgrade(_) => false,
         #[cfg(feature = "cluster")]
         Command::Dt(group) => match &group.command {
             dt::DtCommand::Reconcile(a) => machine(&a.output),

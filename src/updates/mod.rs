@@ -7,6 +7,8 @@
 //! failure). The shell is [`fetch`] (HTTP GET, with the `cluster` feature).
 
 #[cfg(feature = "cluster")]
+pub mod admin;
+#[cfg(feature = "cluster")]
 pub mod fetch;
 pub mod graph;
 pub mod recommend;

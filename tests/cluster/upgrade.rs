@@ -698,6 +698,74 @@ async fn set_console_upgradeable(
     Ok(())
 }
 
+/// `cvo upgrade` (`oc adm upgrade`) as a process: the status summary, a `--to` the cluster
+/// cannot resolve without an update service, an explicit `--to-image` written to
+/// `spec.desiredUpdate`, and `--clear` taking it back.
+pub async fn upgrade_command_requests_and_clears(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let (api, _options, _state) = install_old(ctx).await?;
+    let cvo = |args: &[&str]| -> anyhow::Result<(bool, String, String)> {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+            .arg("upgrade")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(ctx.cluster.kubeconfig())
+            .output()?;
+        Ok((
+            out.status.success(),
+            String::from_utf8(out.stdout)?,
+            String::from_utf8(out.stderr)?,
+        ))
+    };
+    let (ok, out, err) = cvo(&[])?;
+    ensure!(
+        ok && out.starts_with("Cluster version is 4.17.0\n\n"),
+        "{out}{err}"
+    );
+    ensure!(
+        err.contains("warning: Cannot display available updates:\n  Reason: NoUpstream\n"),
+        "{err}"
+    );
+
+    let (ok, _, err) = cvo(&["--to", "4.18.0"])?;
+    ensure!(
+        !ok && err.contains("cannot refresh available updates:\n  Reason: NoUpstream")
+            && err.contains("specify --to-image to continue with the update."),
+        "{err}"
+    );
+    ensure!(
+        api.get("version").await?.spec.desired_update.is_none(),
+        "nothing written"
+    );
+
+    let image = "registry.example.com/cvo/release@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    let (ok, out, err) = cvo(&["--to-image", image, "--allow-explicit-upgrade"])?;
+    ensure!(
+        ok && out == format!("Requested update to release image {image}\n"),
+        "{out}{err}"
+    );
+    let update = api.get("version").await?.spec.desired_update;
+    ensure!(
+        update.as_ref().and_then(|u| u.image.as_deref()) == Some(image),
+        "{update:?}"
+    );
+
+    let (ok, out, err) = cvo(&["--clear"])?;
+    ensure!(
+        ok && out == format!("Cancelled requested upgrade to {image}\n"),
+        "{out}{err}"
+    );
+    ensure!(
+        api.get("version").await?.spec.desired_update.is_none(),
+        "cleared"
+    );
+    let (ok, _, err) = cvo(&["--clear", "--to-latest"])?;
+    ensure!(
+        !ok && err.contains("--clear may not be specified with any other flags"),
+        "{err}"
+    );
+    Ok(())
+}
+
 /// Release signatures (issue 12): the applied payload declares a verifier (a ConfigMap with
 /// `release.openshift.io/verification-config-map`: one keyring, one HTTP store on 127.0.0.1).
 /// An unsigned release is refused with upstream's message and the current payload stays; once
