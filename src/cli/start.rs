@@ -41,8 +41,9 @@ pub struct StartArgs {
     /// Capabilities that are enabled whatever spec.capabilities says.
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub always_enable_capabilities: Vec<String>,
-    /// How long retrieving the release `spec.desiredUpdate.image` names may take; on expiry the
-    /// current payload stays in use and `ReleaseAccepted=False` (reason `RetrievePayload`).
+    /// How long a pass waits for the release `spec.desiredUpdate.image` names to be retrieved;
+    /// on expiry the retrieval goes on in the background, the current payload stays in use and
+    /// `ReleaseAccepted=Unknown` (reason `RetrievePayload`) until a later pass adopts it.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub payload_timeout: u64,
     /// How long one pass may take before its remaining tasks are cancelled.

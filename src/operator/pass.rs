@@ -68,6 +68,9 @@ pub struct SyncState {
     pub current: Option<Arc<Payload>>,
     /// The requested release that could not be used, and why (`ReleaseAccepted=False`).
     pub release_failure: Option<(RequestedUpdate, LoadFailure)>,
+    /// The requested release whose retrieval outlived the pass's bound and goes on in the
+    /// background (`ReleaseAccepted=Unknown`, `RetrievePayload`, as upstream while it retrieves).
+    pub release_retrieving: Option<RequestedUpdate>,
     /// When each ClusterOperator the payload waits on started updating (slow operators).
     pub start_times: OperatorUpdateStartTimes,
     /// The payload's deletions requested since the operator started (upstream keeps them in
@@ -95,6 +98,7 @@ impl SyncState {
         self.verified = false;
         self.current = Some(next);
         self.release_failure = None;
+        self.release_retrieving = None;
     }
 
     /// Remembers a plan's capabilities as the next pass's prior ones, before it is executed
@@ -388,9 +392,10 @@ pub fn pass_status(
         deletes_in_progress: state.deletions.in_progress(),
         ..risk_facts.clone()
     };
-    let payload_load = match &state.release_failure {
-        None => PayloadLoad::Loaded,
-        Some((update, failure)) => PayloadLoad::Failed {
+    let payload_load = match (&state.release_failure, &state.release_retrieving) {
+        (_, Some(update)) => PayloadLoad::Retrieving(update.clone()),
+        (None, None) => PayloadLoad::Loaded,
+        (Some((update, failure)), None) => PayloadLoad::Failed {
             update: update.clone(),
             step: failure.step,
             error: failure.error.clone(),

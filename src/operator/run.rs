@@ -532,6 +532,7 @@ async fn select_payload(
     let release = match switch_decision(target, &current.release_image, initializing) {
         SwitchDecision::Keep => {
             state.release_failure = None;
+            state.release_retrieving = None;
             return current;
         }
         SwitchDecision::IgnoreWhileInitializing => {
@@ -551,7 +552,13 @@ async fn select_payload(
     } else {
         let stores = &observed.cluster_version.spec.signature_stores;
         match retrieve_in_time(client, &release, &current, stores, force, options).await {
-            Ok(r) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
+            Ok(Some(r)) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
+            Ok(None) => {
+                tracing::info!(image = %release.image, "the requested release is still being retrieved; still applying the current payload");
+                state.release_failure = None;
+                state.release_retrieving = Some(release);
+                return current;
+            }
             Err(e) => (Err(e), false, None),
         }
     };
@@ -585,16 +592,18 @@ async fn select_payload(
         }
         Err(failure) => {
             tracing::warn!(image = %release.image, error = %failure, "cannot use the requested release; still applying the current payload");
+            state.release_retrieving = None;
             state.release_failure = Some((release, failure));
             current
         }
     }
 }
 
-/// [`retrieve`] within `options.payload_timeout`. The retrieval runs as a task of its own: one
-/// that times out is not cancelled but goes on in the background and fills the image cache, so
-/// a large release on a slow registry is adopted by a later pass instead of being pulled from
-/// scratch every time.
+/// [`retrieve`] within `options.payload_timeout`; `None` when it is still running. The
+/// retrieval runs as a task of its own: one that times out is not cancelled but goes on in the
+/// background and fills the image cache, so a large release on a slow registry is adopted by a
+/// later pass instead of being pulled from scratch every time. Meanwhile the status says it is
+/// being retrieved (`ReleaseAccepted=Unknown`), as upstream's does.
 async fn retrieve_in_time(
     client: &kube::Client,
     release: &RequestedUpdate,
@@ -602,7 +611,7 @@ async fn retrieve_in_time(
     signature_stores: &[crate::cluster::SignatureStore],
     force: bool,
     options: &RunOptions,
-) -> Result<Retrieved, LoadFailure> {
+) -> Result<Option<Retrieved>, LoadFailure> {
     let (release, images) = (release.clone(), options.images.clone());
     let (sources, profile) = (options.release_sources, options.facts.profile.clone());
     // The verifier the applied payload declares (upstream builds it from the payload it runs).
@@ -632,18 +641,12 @@ async fn retrieve_in_time(
         .await
     });
     match tokio::time::timeout(options.payload_timeout, retrieval).await {
-        Ok(Ok(result)) => result,
+        Ok(Ok(result)) => result.map(Some),
         Ok(Err(e)) => Err(LoadFailure {
             step: PayloadLoadStep::RetrievePayload,
             error: format!("the retrieval task failed: {e}"),
         }),
-        Err(_) => Err(LoadFailure {
-            step: PayloadLoadStep::RetrievePayload,
-            error: format!(
-                "retrieving the payload did not finish within {}",
-                seconds(options.payload_timeout)
-            ),
-        }),
+        Err(_) => Ok(None),
     }
 }
 

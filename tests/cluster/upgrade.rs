@@ -472,6 +472,34 @@ pub async fn upgrade_from_release_images(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     ensure!(s.history[0].image == image("4.17.0"), "{:?}", s.history);
 
     request_release(&api, &image("4.18.0"), Some("4.18.0")).await?;
+    // A pass that cannot wait for the pull says the release is being retrieved.
+    let impatient = cvo(
+        ctx,
+        tmp.path(),
+        &[
+            "start",
+            "--once",
+            "--disable-leader-election",
+            "--payload-timeout",
+            "0",
+        ],
+    )
+    .args(["--listen", "127.0.0.1:0", "--payload", &image("4.17.0")])
+    .output()?;
+    expect_ok(impatient)?;
+    let s = status(ctx).await?;
+    check_condition(
+        &s,
+        "ReleaseAccepted",
+        (
+            "Unknown",
+            &format!(
+                "Retrieving and verifying payload version=\"4.18.0\" image=\"{}\"",
+                image("4.18.0")
+            ),
+        ),
+    )?;
+    check_history(&s, &[("Completed", "4.17.0")])?;
     expect_ok(once(&image("4.17.0"))?)?;
     let s = status(ctx).await?;
     check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
