@@ -261,3 +261,140 @@ async fn checks_before_asking_send_nothing() {
     );
     assert!(service.seen().is_empty());
 }
+
+/// A Prometheus instant-query answer: one sample of `value`.
+fn sample(value: &str) -> String {
+    json!({"status": "success", "data": {"resultType": "vector",
+           "result": [{"metric": {}, "value": [1_700_000_000.0, value]}]}})
+    .to_string()
+}
+
+/// Conditional updates `4.18.<n>`, each with one risk `<name>` whose PromQL rule is `<query>`.
+fn risky(risks: &[(&str, &str)]) -> cvo::updates::AvailableUpdates {
+    use cvo::updates::{
+        ClusterCondition, ConditionalUpdate, ConditionalUpdateRisk, PromQlClusterCondition, Target,
+    };
+    let conditional = (risks.iter().enumerate())
+        .map(|(n, (name, query))| ConditionalUpdate {
+            release: Target {
+                version: format!("4.18.{}", n + 1),
+                image: format!("quay.io/r@sha256:{n}"),
+                ..Target::default()
+            },
+            risks: vec![ConditionalUpdateRisk {
+                url: format!("https://bug/{name}"),
+                name: name.to_string(),
+                message: format!("{name} hurts."),
+                matching_rules: vec![ClusterCondition {
+                    type_: "PromQL".into(),
+                    promql: Some(PromQlClusterCondition {
+                        promql: query.to_string(),
+                    }),
+                }],
+            }],
+        })
+        .collect();
+    cvo::updates::AvailableUpdates::record(
+        None,
+        Default::default(),
+        std::time::Instant::now(),
+        Ok(Updates {
+            conditional,
+            ..Updates::default()
+        }),
+    )
+}
+
+/// PromQL rules are sent as upstream's client sends them (GET `/api/v1/query` with `query` and
+/// `time`), with the bearer token from the token file, read at every query; one answer a
+/// second (the second rule waits out the throttle within the budget); 1 matches, 0 does not.
+#[tokio::test]
+async fn promql_rules_are_queried_with_the_bearer_token() {
+    use cvo::updates::prometheus::{PrometheusOptions, evaluate};
+    use cvo::updates::rules::Applies;
+
+    let server = UpdateService::start(|query| {
+        Reply::Graph(sample(if query.contains("yes") { "1" } else { "0" }))
+    })
+    .await;
+    let base = server
+        .url
+        .trim_end_matches("/api/upgrades_info/v1/graph")
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let options = PrometheusOptions {
+        url: Some(format!("{base}/prefix/")),
+        token_file: Some(token.clone()),
+        budget: Duration::from_secs(5),
+        ..PrometheusOptions::default()
+    };
+    let mut updates = risky(&[("Yes", "vector(1) # yes"), ("No", "vector(0) # no")]);
+    let started = std::time::Instant::now();
+    evaluate(&mut updates, &options).await;
+    assert_eq!(updates.risks["Yes"], Applies::Match);
+    assert_eq!(updates.risks["No"], Applies::NotMatch);
+    assert!(started.elapsed() >= Duration::from_millis(900), "throttled");
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for s in &seen {
+        assert_eq!(s.path, "/prefix/api/v1/query");
+        assert!(
+            s.query.starts_with("query=vector%28") && s.query.contains("&time="),
+            "{s:?}"
+        );
+        assert_eq!(s.authorization.as_deref(), Some("Bearer s3cret"));
+    }
+
+    // A token file that went away: the rule fails to evaluate, saying why.
+    std::fs::remove_file(&token).unwrap();
+    let mut updates = risky(&[("Yes", "vector(1) # yes")]);
+    evaluate(&mut updates, &options).await;
+    let Applies::EvaluationFailed(message) = &updates.risks["Yes"] else {
+        panic!("{:?}", updates.risks);
+    };
+    let want = format!(
+        "Could not evaluate exposure to update risk Yes (executing PromQL query: unable to read authorization credentials file {}: ",
+        token.display()
+    );
+    assert!(message.starts_with(&want), "{message}");
+}
+
+/// One evaluation never takes longer than its budget: a rule still throttled when the budget
+/// is spent fails with upstream's throttling message, and is evaluated at the next pass.
+#[tokio::test]
+async fn evaluation_is_bounded_by_its_budget() {
+    use cvo::updates::prometheus::{PrometheusOptions, evaluate};
+    use cvo::updates::rules::Applies;
+
+    let server = UpdateService::start(|_| Reply::Graph(sample("1"))).await;
+    let base = server
+        .url
+        .trim_end_matches("/api/upgrades_info/v1/graph")
+        .to_string();
+    let options = PrometheusOptions {
+        url: Some(base),
+        budget: Duration::from_millis(300),
+        ..PrometheusOptions::default()
+    };
+    let mut updates = risky(&[("A", "vector(1) # a"), ("B", "vector(1) # b")]);
+    let started = std::time::Instant::now();
+    evaluate(&mut updates, &options).await;
+    assert!(started.elapsed() < Duration::from_millis(900));
+    assert_eq!(updates.risks["B"], Applies::Match, "{:?}", updates.risks);
+    let Applies::EvaluationFailed(message) = &updates.risks["A"] else {
+        panic!("{:?}", updates.risks);
+    };
+    assert!(
+        message.starts_with(
+            "Could not evaluate exposure to update risk A (evaluation is throttled until "
+        ),
+        "{message}"
+    );
+    // The next evaluation, a second later, answers A from Prometheus and B from the cache.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    evaluate(&mut updates, &options).await;
+    assert_eq!(updates.risks["A"], Applies::Match, "{:?}", updates.risks);
+    assert_eq!(updates.risks["B"], Applies::Match);
+}
