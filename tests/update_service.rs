@@ -3,6 +3,8 @@
 //! multi-architecture graphs, and each failure with the exact `RetrievedUpdates` reason and
 //! message the status shows.
 
+#[path = "support/prometheus.rs"]
+mod prometheus_support;
 #[path = "support/update_service.rs"]
 mod update_service_support;
 
@@ -397,4 +399,105 @@ async fn evaluation_is_bounded_by_its_budget() {
     evaluate(&mut updates, &options).await;
     assert_eq!(updates.risks["A"], Applies::Match, "{:?}", updates.risks);
     assert_eq!(updates.risks["B"], Applies::Match);
+}
+
+/// Against a real Prometheus serving HTTPS with a certificate from a CA made here: trusted only
+/// through `--prometheus-ca`, and its answers read as upstream reads them (a one-sample vector
+/// of 1 or 0; a scalar, an empty vector, another value or a bad query fail with upstream's
+/// texts and Prometheus' own error).
+#[tokio::test]
+async fn promql_rules_against_a_real_prometheus_over_tls() {
+    use cvo::updates::prometheus::{PrometheusOptions, evaluate};
+    use cvo::updates::rules::Applies;
+
+    let (cert, _) = cvo::host::webhook::make_certificate(
+        &["localhost".to_string()],
+        k8s_openapi::jiff::Timestamp::now(),
+    )
+    .unwrap();
+    let tls = prometheus_support::Tls {
+        certificate: cert.certificate,
+        key: cert.key,
+        ca: cert.ca.clone(),
+    };
+    // Nothing to scrape: the queries need no series.
+    let nowhere = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let Some(prometheus) = prometheus_support::Prometheus::start_with(nowhere, Some(&tls))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let options = PrometheusOptions {
+        url: Some(prometheus.url.clone()),
+        ca_bundle: Some(cert.ca.into_bytes()),
+        budget: Duration::from_secs(15),
+        ..PrometheusOptions::default()
+    };
+    let mut updates = risky(&[
+        ("Matches", "vector(1)"),
+        ("DoesNot", "vector(0)"),
+        ("Scalar", "scalar(vector(1))"),
+        ("Empty", "absent(vector(1))"),
+        ("Two", "vector(2)"),
+        ("Bad", "group("),
+    ]);
+    evaluate(&mut updates, &options).await;
+    let failure = |name: &str| match &updates.risks[name] {
+        Applies::EvaluationFailed(m) => m
+            .strip_prefix(&format!(
+                "Could not evaluate exposure to update risk {name} ("
+            ))
+            .and_then(|m| m.split(")\n  ").next())
+            .unwrap_or(m)
+            .to_string(),
+        other => format!("{other:?}"),
+    };
+    assert_eq!(updates.risks["Matches"], Applies::Match);
+    assert_eq!(updates.risks["DoesNot"], Applies::NotMatch);
+    assert_eq!(
+        failure("Scalar"),
+        "invalid PromQL result type is scalar, not vector"
+    );
+    assert_eq!(
+        failure("Empty"),
+        "invalid PromQL result length must be one, but is 0"
+    );
+    assert_eq!(failure("Two"), "invalid PromQL result (must be 0 or 1): 2");
+    assert!(
+        failure("Bad").starts_with("executing PromQL query: bad_data: "),
+        "{}",
+        failure("Bad")
+    );
+
+    // Without the CA the server is not trusted.
+    let untrusted = PrometheusOptions {
+        ca_bundle: None,
+        ..options
+    };
+    let mut updates = risky(&[("Matches", "vector(1)")]);
+    evaluate(&mut updates, &untrusted).await;
+    let message = failure_of(&updates, "Matches");
+    assert!(
+        message.starts_with(&format!(
+            "executing PromQL query: Get \"{}/api/v1/query?query=vector%281%29&time=",
+            prometheus.url
+        )),
+        "{message}"
+    );
+}
+
+fn failure_of(updates: &cvo::updates::AvailableUpdates, name: &str) -> String {
+    match &updates.risks[name] {
+        cvo::updates::rules::Applies::EvaluationFailed(m) => m
+            .strip_prefix(&format!(
+                "Could not evaluate exposure to update risk {name} ("
+            ))
+            .unwrap_or(m)
+            .to_string(),
+        other => format!("{other:?}"),
+    }
 }

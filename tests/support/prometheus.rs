@@ -2,6 +2,9 @@
 //! directory, scraping one target every second. `None` when the binary is missing, unless
 //! `CVO_REQUIRE_PROMETHEUS=1` (`.ci/run`), which fails.
 
+// Each test binary uses its own part of it.
+#![allow(dead_code)]
+
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -9,16 +12,32 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, ensure};
 
 pub struct Prometheus {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://localhost:PORT` when serving TLS.
     pub url: String,
+    client: reqwest::Client,
     child: Child,
     _dir: tempfile::TempDir,
+}
+
+/// PEM: the serving certificate and key, and the CA that signed them.
+pub struct Tls {
+    pub certificate: String,
+    pub key: String,
+    pub ca: String,
 }
 
 impl Prometheus {
     /// Starts Prometheus scraping `http://<target>/metrics` (job `cvo`) and waits until it is
     /// ready.
     pub async fn start(target: SocketAddr) -> anyhow::Result<Option<Prometheus>> {
+        Self::start_with(target, None).await
+    }
+
+    /// Like [`Prometheus::start`], serving HTTPS with `tls` when given.
+    pub async fn start_with(
+        target: SocketAddr,
+        tls: Option<&Tls>,
+    ) -> anyhow::Result<Option<Prometheus>> {
         if Command::new("prometheus")
             .arg("--version")
             .output()
@@ -43,7 +62,28 @@ impl Prometheus {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
-        let child = Command::new("prometheus")
+        let mut command = Command::new("prometheus");
+        let mut client = reqwest::Client::builder();
+        let mut url = format!("http://127.0.0.1:{port}");
+        if let Some(tls) = tls {
+            let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+            std::fs::write(&cert, &tls.certificate)?;
+            std::fs::write(&key, &tls.key)?;
+            let web = dir.path().join("web.yml");
+            std::fs::write(
+                &web,
+                format!(
+                    "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+                    cert.display(),
+                    key.display()
+                ),
+            )?;
+            command.arg(format!("--web.config.file={}", web.display()));
+            client =
+                client.tls_certs_only(reqwest::Certificate::from_pem_bundle(tls.ca.as_bytes())?);
+            url = format!("https://localhost:{port}");
+        }
+        let child = command
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",
@@ -55,7 +95,8 @@ impl Prometheus {
             .spawn()
             .context("cannot start prometheus")?;
         let prometheus = Prometheus {
-            url: format!("http://127.0.0.1:{port}"),
+            url,
+            client: client.build()?,
             child,
             _dir: dir,
         };
@@ -69,7 +110,9 @@ impl Prometheus {
 
     async fn ready(&self) -> bool {
         let url = format!("{}/-/ready", self.url);
-        reqwest::get(&url)
+        self.client
+            .get(&url)
+            .send()
             .await
             .is_ok_and(|r| r.status().is_success())
     }
@@ -80,8 +123,8 @@ impl Prometheus {
             &format!("{}/api/v1/query", self.url),
             [("query", query)],
         )?;
-        let body: serde_json::Value =
-            serde_json::from_slice(&reqwest::get(url).await?.bytes().await?)?;
+        let response = self.client.get(url).send().await?;
+        let body: serde_json::Value = serde_json::from_slice(&response.bytes().await?)?;
         Ok(body["data"]["result"].as_array().map_or(0, Vec::len))
     }
 
