@@ -35,6 +35,13 @@ if ! command -v gpg >/dev/null 2>&1; then
   { apt-get update -qq && apt-get install -y -qq --no-install-recommends gnupg; } ||
     echo "warning: cannot install GnuPG; the signature tests will skip" >&2
 fi
+# The conditional update risk tests evaluate PromQL risks against a real Prometheus scraping
+# cvo's own /metrics.
+if ! command -v prometheus >/dev/null 2>&1; then
+  echo "==> installing Prometheus for the conditional update risk tests"
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; } ||
+    echo "warning: cannot install Prometheus; the conditional update risk tests will skip" >&2
+fi
 # The corpus tests check inclusion counts against an independent Python oracle (PyYAML).
 if ! python3 -c 'import yaml' >/dev/null 2>&1; then
   echo "==> installing PyYAML for the inclusion oracle"

@@ -8,6 +8,7 @@
 #   CVO_REQUIRE_REGISTRY=1  # fail (instead of skip) when the test registry cannot start
 #   CVO_REQUIRE_UPSTREAM=1  # fail (instead of skip) when the upstream oracle cannot be built
 #   CVO_REQUIRE_GPG=1       # fail (instead of skip) when GnuPG is missing (the signature tests)
+#   CVO_REQUIRE_PROMETHEUS=1 # fail (instead of skip) when Prometheus is missing (the risk tests)
 #   CVO_FUZZ_SECONDS=N      # how long each fuzz target runs (default 20; 0 skips fuzzing)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1372,3 +1372,38 @@ fn the_upgrade_pair_brings_the_deployment_targets_capability() {
         );
     }
 }
+
+#[test]
+fn prometheus_options_are_checked_before_connecting() {
+    let err = fails(cvo().args(["start", "--prometheus-url", "ftp://prometheus:9090"]));
+    assert_eq!(
+        err.trim_end(),
+        "error: --prometheus-url \"ftp://prometheus:9090\" must be an http:// or https:// URL with a host, e.g. https://thanos-querier.openshift-monitoring.svc:9091"
+    );
+    let err = fails(cvo().args(["start", "--prometheus-url", "prometheus:9090/x y"]));
+    assert!(
+        err.starts_with("error: --prometheus-url \"prometheus:9090/x y\" must be an http")
+            || err.starts_with("error: --prometheus-url \"prometheus:9090/x y\" is not a URL"),
+        "{err}"
+    );
+    let err = fails(cvo().args([
+        "start",
+        "--prometheus-url",
+        "https://thanos:9091",
+        "--prometheus-ca",
+        "/nonexistent/ca.crt",
+    ]));
+    assert_eq!(
+        err.trim_end(),
+        "error: cannot read --prometheus-ca /nonexistent/ca.crt: No such file or directory (os error 2)"
+    );
+    // The CA and token options need the URL (a usage error).
+    let out = cvo()
+        .args(["start", "--prometheus-token-file", "/tmp/token"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--prometheus-url"), "{err}");
+}

@@ -8,6 +8,8 @@ mod cluster_support;
 mod foreign_crds;
 #[path = "support/gnupg.rs"]
 mod gnupg;
+#[path = "support/prometheus.rs"]
+mod prometheus_support;
 #[path = "support/registry.rs"]
 mod registry_support;
 #[path = "support/runner.rs"]
@@ -58,8 +60,8 @@ use start_tests::{
 use upgrade_tests::{
     upgrade_command_requests_and_clears, upgrade_from_release_images,
     upgrade_moves_resources_into_capabilities, upgrade_preconditions_block_until_forced,
-    upgrade_survives_apiserver_restart, upgrade_verifies_release_signatures,
-    upgrade_waits_for_upgradeable_risks,
+    upgrade_refuses_risky_updates_until_accepted, upgrade_survives_apiserver_restart,
+    upgrade_verifies_release_signatures, upgrade_waits_for_upgradeable_risks,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -148,6 +150,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))
+    }),
+    ("upgrade_refuses_risky_updates_until_accepted", |c| {
+        Box::pin(upgrade_refuses_risky_updates_until_accepted(c))
     }),
     ("start_as_restricted_user", |c| {
         Box::pin(start_as_restricted_user(c))

@@ -3,6 +3,8 @@
 //! multi-architecture graphs, and each failure with the exact `RetrievedUpdates` reason and
 //! message the status shows.
 
+#[path = "support/prometheus.rs"]
+mod prometheus_support;
 #[path = "support/update_service.rs"]
 mod update_service_support;
 
@@ -260,4 +262,242 @@ async fn checks_before_asking_send_nothing() {
         )
     );
     assert!(service.seen().is_empty());
+}
+
+/// A Prometheus instant-query answer: one sample of `value`.
+fn sample(value: &str) -> String {
+    json!({"status": "success", "data": {"resultType": "vector",
+           "result": [{"metric": {}, "value": [1_700_000_000.0, value]}]}})
+    .to_string()
+}
+
+/// Conditional updates `4.18.<n>`, each with one risk `<name>` whose PromQL rule is `<query>`.
+fn risky(risks: &[(&str, &str)]) -> cvo::updates::AvailableUpdates {
+    use cvo::updates::{
+        ClusterCondition, ConditionalUpdate, ConditionalUpdateRisk, PromQlClusterCondition, Target,
+    };
+    let conditional = (risks.iter().enumerate())
+        .map(|(n, (name, query))| ConditionalUpdate {
+            release: Target {
+                version: format!("4.18.{}", n + 1),
+                image: format!("quay.io/r@sha256:{n}"),
+                ..Target::default()
+            },
+            risks: vec![ConditionalUpdateRisk {
+                url: format!("https://bug/{name}"),
+                name: name.to_string(),
+                message: format!("{name} hurts."),
+                matching_rules: vec![ClusterCondition {
+                    type_: "PromQL".into(),
+                    promql: Some(PromQlClusterCondition {
+                        promql: query.to_string(),
+                    }),
+                }],
+            }],
+        })
+        .collect();
+    cvo::updates::AvailableUpdates::record(
+        None,
+        Default::default(),
+        std::time::Instant::now(),
+        Ok(Updates {
+            conditional,
+            ..Updates::default()
+        }),
+    )
+}
+
+/// PromQL rules are sent as upstream's client sends them (GET `/api/v1/query` with `query` and
+/// `time`), with the bearer token from the token file, read at every query; one answer a
+/// second (the second rule waits out the throttle within the budget); 1 matches, 0 does not.
+#[tokio::test]
+async fn promql_rules_are_queried_with_the_bearer_token() {
+    use cvo::updates::prometheus::{PrometheusOptions, evaluate};
+    use cvo::updates::rules::Applies;
+
+    let server = UpdateService::start(|query| {
+        Reply::Graph(sample(if query.contains("yes") { "1" } else { "0" }))
+    })
+    .await;
+    let base = server
+        .url
+        .trim_end_matches("/api/upgrades_info/v1/graph")
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let options = PrometheusOptions {
+        url: Some(format!("{base}/prefix/")),
+        token_file: Some(token.clone()),
+        budget: Duration::from_secs(5),
+        ..PrometheusOptions::default()
+    };
+    let mut updates = risky(&[("Yes", "vector(1) # yes"), ("No", "vector(0) # no")]);
+    let started = std::time::Instant::now();
+    evaluate(&mut updates, &options).await;
+    assert_eq!(updates.risks["Yes"], Applies::Match);
+    assert_eq!(updates.risks["No"], Applies::NotMatch);
+    assert!(started.elapsed() >= Duration::from_millis(900), "throttled");
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for s in &seen {
+        assert_eq!(s.path, "/prefix/api/v1/query");
+        assert!(
+            s.query.starts_with("query=vector%28") && s.query.contains("&time="),
+            "{s:?}"
+        );
+        assert_eq!(s.authorization.as_deref(), Some("Bearer s3cret"));
+    }
+
+    // A token file that went away: the rule fails to evaluate, saying why.
+    std::fs::remove_file(&token).unwrap();
+    let mut updates = risky(&[("Yes", "vector(1) # yes")]);
+    evaluate(&mut updates, &options).await;
+    let Applies::EvaluationFailed(message) = &updates.risks["Yes"] else {
+        panic!("{:?}", updates.risks);
+    };
+    let want = format!(
+        "Could not evaluate exposure to update risk Yes (executing PromQL query: unable to read authorization credentials file {}: ",
+        token.display()
+    );
+    assert!(message.starts_with(&want), "{message}");
+}
+
+/// One evaluation never takes longer than its budget: a rule still throttled when the budget
+/// is spent fails with upstream's throttling message, and is evaluated at the next pass.
+#[tokio::test]
+async fn evaluation_is_bounded_by_its_budget() {
+    use cvo::updates::prometheus::{PrometheusOptions, evaluate};
+    use cvo::updates::rules::Applies;
+
+    let server = UpdateService::start(|_| Reply::Graph(sample("1"))).await;
+    let base = server
+        .url
+        .trim_end_matches("/api/upgrades_info/v1/graph")
+        .to_string();
+    let options = PrometheusOptions {
+        url: Some(base),
+        budget: Duration::from_millis(300),
+        ..PrometheusOptions::default()
+    };
+    let mut updates = risky(&[("A", "vector(1) # a"), ("B", "vector(1) # b")]);
+    let started = std::time::Instant::now();
+    evaluate(&mut updates, &options).await;
+    assert!(started.elapsed() < Duration::from_millis(900));
+    assert_eq!(updates.risks["B"], Applies::Match, "{:?}", updates.risks);
+    let Applies::EvaluationFailed(message) = &updates.risks["A"] else {
+        panic!("{:?}", updates.risks);
+    };
+    assert!(
+        message.starts_with(
+            "Could not evaluate exposure to update risk A (evaluation is throttled until "
+        ),
+        "{message}"
+    );
+    // The next evaluation, a second later, answers A from Prometheus and B from the cache.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    evaluate(&mut updates, &options).await;
+    assert_eq!(updates.risks["A"], Applies::Match, "{:?}", updates.risks);
+    assert_eq!(updates.risks["B"], Applies::Match);
+}
+
+/// Against a real Prometheus serving HTTPS with a certificate from a CA made here: trusted only
+/// through `--prometheus-ca`, and its answers read as upstream reads them (a one-sample vector
+/// of 1 or 0; a scalar, an empty vector, another value or a bad query fail with upstream's
+/// texts and Prometheus' own error).
+#[tokio::test]
+async fn promql_rules_against_a_real_prometheus_over_tls() {
+    use cvo::updates::prometheus::{PrometheusOptions, evaluate};
+    use cvo::updates::rules::Applies;
+
+    let (cert, _) = cvo::host::webhook::make_certificate(
+        &["localhost".to_string()],
+        k8s_openapi::jiff::Timestamp::now(),
+    )
+    .unwrap();
+    let tls = prometheus_support::Tls {
+        certificate: cert.certificate,
+        key: cert.key,
+        ca: cert.ca.clone(),
+    };
+    // Nothing to scrape: the queries need no series.
+    let nowhere = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let Some(prometheus) = prometheus_support::Prometheus::start_with(nowhere, Some(&tls))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let options = PrometheusOptions {
+        url: Some(prometheus.url.clone()),
+        ca_bundle: Some(cert.ca.into_bytes()),
+        budget: Duration::from_secs(15),
+        ..PrometheusOptions::default()
+    };
+    let mut updates = risky(&[
+        ("Matches", "vector(1)"),
+        ("DoesNot", "vector(0)"),
+        ("Scalar", "scalar(vector(1))"),
+        ("Empty", "absent(vector(1))"),
+        ("Two", "vector(2)"),
+        ("Bad", "group("),
+    ]);
+    evaluate(&mut updates, &options).await;
+    let failure = |name: &str| match &updates.risks[name] {
+        Applies::EvaluationFailed(m) => m
+            .strip_prefix(&format!(
+                "Could not evaluate exposure to update risk {name} ("
+            ))
+            .and_then(|m| m.split(")\n  ").next())
+            .unwrap_or(m)
+            .to_string(),
+        other => format!("{other:?}"),
+    };
+    assert_eq!(updates.risks["Matches"], Applies::Match);
+    assert_eq!(updates.risks["DoesNot"], Applies::NotMatch);
+    assert_eq!(
+        failure("Scalar"),
+        "invalid PromQL result type is scalar, not vector"
+    );
+    assert_eq!(
+        failure("Empty"),
+        "invalid PromQL result length must be one, but is 0"
+    );
+    assert_eq!(failure("Two"), "invalid PromQL result (must be 0 or 1): 2");
+    assert!(
+        failure("Bad").starts_with("executing PromQL query: bad_data: "),
+        "{}",
+        failure("Bad")
+    );
+
+    // Without the CA the server is not trusted.
+    let untrusted = PrometheusOptions {
+        ca_bundle: None,
+        ..options
+    };
+    let mut updates = risky(&[("Matches", "vector(1)")]);
+    evaluate(&mut updates, &untrusted).await;
+    let message = failure_of(&updates, "Matches");
+    assert!(
+        message.starts_with(&format!(
+            "executing PromQL query: Get \"{}/api/v1/query?query=vector%281%29&time=",
+            prometheus.url
+        )),
+        "{message}"
+    );
+}
+
+fn failure_of(updates: &cvo::updates::AvailableUpdates, name: &str) -> String {
+    match &updates.risks[name] {
+        cvo::updates::rules::Applies::EvaluationFailed(m) => m
+            .strip_prefix(&format!(
+                "Could not evaluate exposure to update risk {name} ("
+            ))
+            .unwrap_or(m)
+            .to_string(),
+        other => format!("{other:?}"),
+    }
 }

@@ -17,6 +17,7 @@ use crate::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
 use crate::payload::{LoadOptions, PayloadSource};
 use crate::updates::DEFAULT_UPDATE_SERVICE;
 use crate::updates::fetch::FetchOptions;
+use crate::updates::prometheus::PrometheusOptions;
 
 #[derive(Debug, Args)]
 pub struct StartArgs {
@@ -80,6 +81,21 @@ pub struct StartArgs {
     /// cluster's trusted CA bundle).
     #[arg(long, value_name = "PATH")]
     pub update_service_ca: Option<PathBuf>,
+    /// The Prometheus (or Thanos querier) HTTP API that `PromQL` conditional update risks are
+    /// evaluated against (`<URL>/api/v1/query`); without it they are `EvaluationFailed`.
+    #[arg(long, value_name = "URL")]
+    pub prometheus_url: Option<String>,
+    /// PEM CA certificates: the only roots trusted for --prometheus-url.
+    #[arg(long, value_name = "PATH", requires = "prometheus_url")]
+    pub prometheus_ca: Option<PathBuf>,
+    /// A file holding the bearer token sent to --prometheus-url (read at every query, so a
+    /// rotated service account token is picked up).
+    #[arg(long, value_name = "PATH", requires = "prometheus_url")]
+    pub prometheus_token_file: Option<PathBuf>,
+    /// How long evaluating the conditional update risks may take in one pass, queries included;
+    /// risks left unevaluated are `EvaluationFailed` until the next pass.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub prometheus_timeout: u64,
     #[command(flatten)]
     pub images: ImageArgs,
 }
@@ -110,6 +126,7 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
         ),
         None => None,
     };
+    let prometheus = prometheus_options(&args)?;
     let options = RunOptions {
         resync_interval: Duration::from_secs(args.resync_interval),
         facts: OperatorFacts {
@@ -137,6 +154,7 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
             timeout: Duration::from_secs(args.update_service_timeout),
             ca_bundle,
         },
+        prometheus,
         ..RunOptions::new(payload, settings.images.clone())
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -173,4 +191,37 @@ pub(super) fn default_identity(pod_name: Option<&str>) -> String {
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "cvo".into());
     format!("{host}_{}", std::process::id())
+}
+
+/// The Prometheus risk evaluation uses: the URL checked (an `http://` or `https://` URL with a
+/// host), the CA bundle read; the token file is read at every query.
+fn prometheus_options(args: &StartArgs) -> anyhow::Result<PrometheusOptions> {
+    if let Some(url) = &args.prometheus_url {
+        let parsed = reqwest::Url::parse(url).map_err(|e| {
+            anyhow::anyhow!(
+                "--prometheus-url {url:?} is not a URL ({e}): give the Prometheus API's base, e.g. https://thanos-querier.openshift-monitoring.svc:9091"
+            )
+        })?;
+        anyhow::ensure!(
+            matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some(),
+            "--prometheus-url {url:?} must be an http:// or https:// URL with a host, e.g. https://thanos-querier.openshift-monitoring.svc:9091"
+        );
+    }
+    let ca_bundle = match &args.prometheus_ca {
+        Some(path) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("cannot read --prometheus-ca {}", path.display()))?,
+        ),
+        None => None,
+    };
+    if let Some(path) = &args.prometheus_token_file {
+        std::fs::metadata(path)
+            .with_context(|| format!("cannot read --prometheus-token-file {}", path.display()))?;
+    }
+    Ok(PrometheusOptions {
+        url: args.prometheus_url.clone(),
+        ca_bundle,
+        token_file: args.prometheus_token_file.clone(),
+        budget: Duration::from_secs(args.prometheus_timeout),
+    })
 }

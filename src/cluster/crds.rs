@@ -102,6 +102,22 @@ pub struct Update {
     pub image: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force: bool,
+    /// Conditional update risks the administrator accepts (gate `ClusterUpdateAcceptRisks`):
+    /// a conditional update whose applying risks are all named here is `Recommended`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 1000))]
+    pub accept_risks: Vec<AcceptRisk>,
+}
+
+/// `spec.desiredUpdate.acceptRisks[]`: an accepted risk, by its name.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct AcceptRisk {
+    #[schemars(length(min = 1))]
+    pub name: String,
 }
 
 /// `status` of the ClusterVersion: what the CVO reports.

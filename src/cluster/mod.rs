@@ -8,8 +8,8 @@ pub mod crds;
 pub mod validation;
 
 pub use crds::{
-    ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, ClusterOperatorStatusCondition,
-    ClusterVersion, ClusterVersionCapabilitiesStatus, ClusterVersionSpec, ClusterVersionStatus,
-    ConditionalUpdate, ConditionalUpdateRisk, ObjectReference, OperandVersion, Release,
-    SignatureStore, Update, UpdateHistory, crds,
+    AcceptRisk, ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus,
+    ClusterOperatorStatusCondition, ClusterVersion, ClusterVersionCapabilitiesStatus,
+    ClusterVersionSpec, ClusterVersionStatus, ConditionalUpdate, ConditionalUpdateRisk,
+    ObjectReference, OperandVersion, Release, SignatureStore, Update, UpdateHistory, crds,
 };

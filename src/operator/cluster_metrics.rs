@@ -26,6 +26,38 @@ pub struct ClusterSeries {
     pub operator_up: Vec<(String, String, i64)>,
     /// `(name, condition, reason, 1|0)`; `Unknown` conditions are left out.
     pub operator_conditions: Vec<(String, String, String, i64)>,
+    /// `cluster_version_conditional_update_condition_seconds`: each conditional update's
+    /// `Recommended` condition, `(version, condition, status, reason)` and its last transition
+    /// (seconds since the epoch).
+    pub conditional_update_conditions: Vec<ConditionalUpdateSeries>,
+}
+
+/// One `cluster_version_conditional_update_condition_seconds` series.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConditionalUpdateSeries {
+    pub version: String,
+    pub condition: String,
+    pub status: String,
+    pub reason: String,
+    pub value: i64,
+}
+
+/// Upstream `collectConditionalUpdates`: the `Recommended` condition of every conditional
+/// update.
+fn conditional_update_conditions(status: &ClusterVersionStatus) -> Vec<ConditionalUpdateSeries> {
+    (status.conditional_updates.iter())
+        .flat_map(|u| {
+            (u.conditions.iter())
+                .filter(|c| c.type_ == "Recommended")
+                .map(|c| ConditionalUpdateSeries {
+                    version: u.release.version.clone().unwrap_or_default(),
+                    condition: c.type_.clone(),
+                    status: c.status.clone(),
+                    reason: c.reason.clone(),
+                    value: c.last_transition_time.0.as_second(),
+                })
+        })
+        .collect()
 }
 
 /// The applied release: what `type="current"` reports.
@@ -120,6 +152,7 @@ pub fn series(
             value: seconds(&updating.started_time).max(0),
         });
     }
+    out.conditional_update_conditions = conditional_update_conditions(status);
     let upstream = cv.spec.upstream.clone().unwrap_or_default();
     let available = status.available_updates.as_ref().map_or(0, Vec::len);
     let retrieved =
@@ -329,5 +362,57 @@ mod tests {
         let types: Vec<&str> = got.version.iter().map(|s| s.type_).collect();
         assert_eq!(types, ["completed", "cluster", "current"]);
         assert_eq!(got.available_updates, None);
+    }
+
+    #[test]
+    fn recommended_conditions_of_conditional_updates() {
+        use crate::cluster::ConditionalUpdate;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+        let cond = |type_: &str, status: &str, reason: &str, t: i64| Condition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: reason.into(),
+            message: String::new(),
+            last_transition_time: at(t),
+            observed_generation: None,
+        };
+        let update = |version: &str, conditions| ConditionalUpdate {
+            release: Release {
+                version: Some(version.into()),
+                ..Default::default()
+            },
+            risks: vec![],
+            conditions,
+        };
+        let status = ClusterVersionStatus {
+            conditional_updates: vec![
+                update(
+                    "4.18.4",
+                    vec![cond("Recommended", "False", "ConsoleBreaks", 700)],
+                ),
+                update(
+                    "4.18.3",
+                    vec![
+                        cond("Other", "True", "X", 1),
+                        cond("Recommended", "True", "NotExposedToRisks", 800),
+                    ],
+                ),
+            ],
+            ..Default::default()
+        };
+        let s = |version: &str, status: &str, reason: &str, value| ConditionalUpdateSeries {
+            version: version.into(),
+            condition: "Recommended".into(),
+            status: status.into(),
+            reason: reason.into(),
+            value,
+        };
+        assert_eq!(
+            conditional_update_conditions(&status),
+            [
+                s("4.18.4", "False", "ConsoleBreaks", 700),
+                s("4.18.3", "True", "NotExposedToRisks", 800),
+            ]
+        );
     }
 }

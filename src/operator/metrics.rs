@@ -58,6 +58,14 @@ struct OperatorConditionLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConditionalUpdateLabels {
+    version: String,
+    condition: String,
+    status: String,
+    reason: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CapabilityLabels {
     name: String,
     enabled: String,
@@ -80,6 +88,7 @@ pub struct Metrics {
     available_updates: Family<UpdatesLabels, Gauge>,
     operator_up: Family<OperatorUpLabels, Gauge>,
     operator_conditions: Family<OperatorConditionLabels, Gauge>,
+    conditional_update_conditions: Family<ConditionalUpdateLabels, Gauge>,
     ready: AtomicBool,
     /// Serializes capability updates (clear + set) against encoding.
     lock: Mutex<()>,
@@ -143,6 +152,12 @@ impl Metrics {
             "Report the conditions for active cluster operators. 0 is False and 1 is True.",
             operator_conditions.clone(),
         );
+        let conditional_update_conditions = Family::<ConditionalUpdateLabels, Gauge>::default();
+        registry.register(
+            "cluster_version_conditional_update_condition_seconds",
+            "Reports when the Recommended condition status on a conditional update changed to its current state.",
+            conditional_update_conditions.clone(),
+        );
         Metrics {
             registry,
             capability,
@@ -153,6 +168,7 @@ impl Metrics {
             available_updates,
             operator_up,
             operator_conditions,
+            conditional_update_conditions,
             ready: AtomicBool::new(false),
             lock: Mutex::new(()),
         }
@@ -208,6 +224,18 @@ impl Metrics {
                 reason: reason.clone(),
             };
             self.operator_conditions.get_or_create(&labels).set(*value);
+        }
+        self.conditional_update_conditions.clear();
+        for s in &series.conditional_update_conditions {
+            let labels = ConditionalUpdateLabels {
+                version: s.version.clone(),
+                condition: s.condition.clone(),
+                status: s.status.clone(),
+                reason: s.reason.clone(),
+            };
+            self.conditional_update_conditions
+                .get_or_create(&labels)
+                .set(s.value);
         }
     }
 

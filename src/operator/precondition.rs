@@ -17,7 +17,9 @@ use semver::Version;
 use thiserror::Error;
 
 use super::outcome::{LoadFailure, PayloadLoadStep};
-use crate::cluster::{ClusterOperatorStatusCondition, ClusterVersion, Release, UpdateHistory};
+use crate::cluster::{
+    ClusterOperatorStatusCondition, ClusterVersion, ConditionalUpdate, Release, UpdateHistory,
+};
 use crate::include::ComponentOverride;
 use crate::manifest::go_quote;
 
@@ -42,6 +44,8 @@ pub struct ClusterView<'a> {
     pub channel: Option<&'a str>,
     /// `status.availableUpdates`.
     pub available_updates: &'a [Release],
+    /// `status.conditionalUpdates`, with their `Recommended` conditions.
+    pub conditional_updates: &'a [ConditionalUpdate],
 }
 
 impl<'a> ClusterView<'a> {
@@ -59,6 +63,7 @@ impl<'a> ClusterView<'a> {
             available_updates: status
                 .and_then(|s| s.available_updates.as_deref())
                 .unwrap_or(&[]),
+            conditional_updates: status.map_or(&[], |s| s.conditional_updates.as_slice()),
         }
     }
 }
@@ -130,6 +135,12 @@ pub enum Reason {
     UnknownUpdate,
     /// `Upgradeable=False`, with the condition's own reason.
     NotUpgradeable(String),
+    /// The target is a conditional update that is `Recommended=False`, with the condition's
+    /// reason (the risk's name, `MultipleReasons`...).
+    NotRecommended(String),
+    /// The target is a conditional update whose `Recommended` is neither `True` nor `False`
+    /// (the condition's reason), or missing (`UnknownConditionType`).
+    RecommendedUnknown(String),
 }
 
 impl Reason {
@@ -145,11 +156,17 @@ impl Reason {
             Reason::MinorVersionClusterUpdateInProgress => "MinorVersionClusterUpdateInProgress",
             Reason::NoChannel => "NoChannel",
             Reason::UnknownUpdate => "UnknownUpdate",
-            Reason::NotUpgradeable(reason) => reason,
+            Reason::NotUpgradeable(reason)
+            | Reason::NotRecommended(reason)
+            | Reason::RecommendedUnknown(reason) => reason,
         }
     }
 
-    /// Upstream's `!NonBlockingWarning` for the error carrying this reason.
+    /// Upstream's `!NonBlockingWarning` for the error carrying this reason. One deliberate
+    /// difference: upstream's `ClusterVersionRecommendedUpdate` only ever warns (its clients,
+    /// `oc adm upgrade`, refuse updates that are not recommended); here a target that is
+    /// `Recommended=False` blocks until its risks are accepted (`acceptRisks`, which makes it
+    /// `Recommended=True`) or the update is forced.
     pub fn blocking(&self) -> bool {
         matches!(
             self,
@@ -158,6 +175,7 @@ impl Reason {
                 | Reason::MajorVersionUpdate
                 | Reason::MultipleMinorVersionsUpdate
                 | Reason::NotUpgradeable(_)
+                | Reason::NotRecommended(_)
         )
     }
 }
@@ -407,15 +425,44 @@ fn completed_version(history: &[UpdateHistory]) -> Option<&str> {
     Some(entry_version(entry)).filter(|v| !v.is_empty())
 }
 
-/// Upstream `RecommendedUpdate.Run`, never blocking. This operator has no update service, so
-/// there are no conditional updates or alert risks to consult: a target that is not in
-/// `availableUpdates` warns about the unset channel or the `RetrievedUpdates` condition.
+/// Upstream `RecommendedUpdate.Run`: a target in `availableUpdates` passes; a conditional
+/// update passes when `Recommended=True`, is refused when `False` (see [`Reason::blocking`]) and
+/// warns otherwise; any other target warns about the unset channel or the `RetrievedUpdates`
+/// condition. Alert risks (`status.conditionalUpdateRisks`) are not modelled.
 fn recommended_update(view: &ClusterView<'_>, target: &str) -> Outcome {
     let available = |r: &Release| r.version.as_deref().unwrap_or("") == target;
     if view.available_updates.iter().any(available) {
         return Ok(());
     }
     let current = view.current_version;
+    let conditional = (view.conditional_updates.iter())
+        .find(|u| u.release.version.as_deref().unwrap_or("") == target);
+    if let Some(update) = conditional {
+        let recommended = update.conditions.iter().find(|c| c.type_ == "Recommended");
+        return match recommended {
+            Some(c) if c.status == "True" => Ok(()),
+            Some(c) if c.status == "False" => Err((
+                Reason::NotRecommended(c.reason.clone()),
+                format!(
+                    "Update from {current} to {target} is not recommended:\n\n{}",
+                    c.message
+                ),
+            )),
+            Some(c) => Err((
+                Reason::RecommendedUnknown(c.reason.clone()),
+                format!(
+                    "Update from {current} to {target} is {}={}: {}: {}",
+                    c.type_, c.status, c.reason, c.message
+                ),
+            )),
+            None => Err((
+                Reason::RecommendedUnknown("UnknownConditionType".into()),
+                format!(
+                    "Update from {current} to {target} has a status.conditionalUpdates entry, but no Recommended condition."
+                ),
+            )),
+        };
+    }
     if view.channel.is_none_or(str::is_empty) {
         return Err((
             Reason::NoChannel,
@@ -641,6 +688,90 @@ mod tests {
             overrides,
             channel: Some("stable-4.17"),
             available_updates: available,
+            conditional_updates: &[],
+        }
+    }
+
+    fn conditional(version: &str, recommended: Option<(&str, &str, &str)>) -> ConditionalUpdate {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+        ConditionalUpdate {
+            release: release(version),
+            risks: vec![],
+            conditions: (recommended.into_iter())
+                .map(|(status, reason, message)| Condition {
+                    type_: "Recommended".into(),
+                    status: status.into(),
+                    reason: reason.into(),
+                    message: message.into(),
+                    last_transition_time: epoch(),
+                    observed_generation: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn conditional_updates_pass_block_or_warn_by_recommended() {
+        let summary = |reason: &str, message: &str| {
+            format!(
+                "Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"{reason}\": {message}"
+            )
+        };
+        let not_recommended = summary(
+            "ConsoleBreaks",
+            "Update from 4.17.0 to 4.17.1 is not recommended:\n\nThe console may break. https://bug/2",
+        );
+        let unknown = summary(
+            "EvaluationFailed",
+            "Update from 4.17.0 to 4.17.1 is Recommended=Unknown: EvaluationFailed: Could not evaluate",
+        );
+        let no_condition = summary(
+            "UnknownConditionType",
+            "Update from 4.17.0 to 4.17.1 has a status.conditionalUpdates entry, but no Recommended condition.",
+        );
+        // (Recommended status, reason and message; force; the outcome)
+        type Case<'a> = (
+            Option<(&'a str, &'a str, &'a str)>,
+            bool,
+            Result<Option<String>, String>,
+        );
+        let cases: Vec<Case<'_>> = vec![
+            (Some(("True", "NotExposedToRisks", "")), false, Ok(None)),
+            (
+                Some((
+                    "False",
+                    "ConsoleBreaks",
+                    "The console may break. https://bug/2",
+                )),
+                false,
+                Err(not_recommended.clone()),
+            ),
+            (
+                Some((
+                    "False",
+                    "ConsoleBreaks",
+                    "The console may break. https://bug/2",
+                )),
+                true,
+                Ok(Some(format!(
+                    "Forced through blocking failures: {not_recommended}"
+                ))),
+            ),
+            (
+                Some(("Unknown", "EvaluationFailed", "Could not evaluate")),
+                false,
+                Ok(Some(unknown)),
+            ),
+            (None, false, Ok(Some(no_condition))),
+        ];
+        for (recommended, force, want) in cases {
+            let updates = [conditional("4.17.1", recommended)];
+            let v = ClusterView {
+                conditional_updates: &updates,
+                ..view(&[], &[], &[], &[])
+            };
+            let got = check(&v, "4.17.1", force).map_err(|e| e.message);
+            assert_eq!(got, want, "{recommended:?} force={force}");
         }
     }
 

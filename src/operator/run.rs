@@ -36,6 +36,8 @@ use super::upgradeable::RiskFacts;
 use crate::host::lease::{LeaderElector, LeaseConfig};
 use crate::updates::AvailableUpdates;
 use crate::updates::fetch::{self, FetchOptions};
+use crate::updates::prometheus::{self, PrometheusOptions};
+use crate::updates::rules::settled;
 
 /// The singleton's name.
 pub const CLUSTER_VERSION_NAME: &str = "version";
@@ -76,6 +78,9 @@ pub struct RunOptions {
     /// How the update service is reached (timeout, extra CAs). It is asked at most once per
     /// resync interval, and at once when the upstream, channel or architecture changes.
     pub update_fetch: FetchOptions,
+    /// Where `PromQL` conditional update risks are evaluated, and the time one evaluation may
+    /// take.
+    pub prometheus: PrometheusOptions,
 }
 
 impl RunOptions {
@@ -98,6 +103,7 @@ impl RunOptions {
             pass_timeout: Duration::from_secs(600),
             update_service: None,
             update_fetch: FetchOptions::default(),
+            prometheus: PrometheusOptions::default(),
         }
     }
 }
@@ -789,18 +795,40 @@ async fn write_status(
 
 /// Asks the update service for the updates from `payload` when it is due (the resync
 /// interval passed, or the upstream, channel or architecture changed), and records the answer
-/// in `state` for the status.
+/// in `state` for the status. Then the conditional update risks are evaluated, as upstream
+/// does: after each retrieval, and while some risk could not be evaluated.
 async fn refresh_updates(
     observed: &Observed,
     payload: &Payload,
     options: &RunOptions,
     state: &mut SyncState,
 ) {
+    let retrieved = retrieve_updates(observed, payload, options, state).await;
+    let Some(updates) = state.updates.as_mut() else {
+        return;
+    };
+    if retrieved || !settled(&updates.conditional, &updates.risks) {
+        prometheus::evaluate(updates, &options.prometheus).await;
+    }
+    let spec = &observed.cluster_version.spec;
+    updates.accepted = (spec.desired_update.iter())
+        .flat_map(|u| &u.accept_risks)
+        .map(|r| r.name.clone())
+        .collect();
+}
+
+/// Asks the update service when it is due; true when it did.
+async fn retrieve_updates(
+    observed: &Observed,
+    payload: &Payload,
+    options: &RunOptions,
+    state: &mut SyncState,
+) -> bool {
     let default = options.update_service.as_deref().unwrap_or_default();
     let (query, key) = updates_query(&observed.cluster_version, payload, default);
     let now = std::time::Instant::now();
     if !AvailableUpdates::due(state.updates.as_ref(), &key, now, options.resync_interval) {
-        return;
+        return false;
     }
     let result = fetch::retrieve(&query, &options.update_fetch).await;
     match &result {
@@ -819,6 +847,7 @@ async fn refresh_updates(
         now,
         result,
     ));
+    true
 }
 
 /// One pass: observe the cluster, choose the payload, plan, apply, write the next status.

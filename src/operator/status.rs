@@ -228,7 +228,7 @@ fn status_updates(
     let mut available: Vec<Release> = retrieved.updates.iter().map(release).collect();
     let mut conditional = Vec::with_capacity(retrieved.conditional.len());
     for update in &retrieved.conditional {
-        let r = recommendation(&update.risks);
+        let r = recommendation(&update.risks, &retrieved.risks, &retrieved.accepted);
         if r.is_recommended() {
             available.push(release(&update.release));
         }
@@ -853,6 +853,7 @@ mod tests {
     use crate::cluster::ConditionalUpdateRisk;
     use crate::operator::outcome::RequestedUpdate;
     use crate::operator::upgradeable::UpgradeRisk;
+    use crate::updates::rules::Applies;
     use crate::updates::{ClusterCondition, Failure as NoUpdates, Key, PromQlClusterCondition};
 
     static NO_START_TIMES: OperatorUpdateStartTimes = OperatorUpdateStartTimes::new();
@@ -1749,6 +1750,16 @@ mod tests {
                 },
             ],
             failure,
+            risks: [
+                ("Everyone".to_string(), Applies::Match),
+                (
+                    "Query".to_string(),
+                    Applies::EvaluationFailed("Query failed".into()),
+                ),
+            ]
+            .into(),
+            cache: Default::default(),
+            accepted: Default::default(),
         }
     }
 
@@ -1816,11 +1827,28 @@ mod tests {
                     "Recommended",
                     "Unknown",
                     "EvaluationFailed",
-                    "Exposure to Query is unknown due to an evaluation failure: PromQL cluster conditions are not evaluated yet\nHurts. https://bug"
+                    "Query failed"
                 ),
             ]
         );
         assert_eq!(s.conditional_updates[0].risks[0].name, "Everyone");
+
+        // Accepting the risk that applies recommends the update, which joins availableUpdates.
+        let mut accepting = retrieved(None);
+        accepting.accepted.insert("Everyone".into());
+        let accepted = next_status(StatusInput {
+            updates: Some(&accepting),
+            ..input(None, &caps, T0, Progress::default())
+        });
+        let r = &accepted.conditional_updates[0].conditions[0];
+        assert_eq!(
+            (r.status.as_str(), r.reason.as_str()),
+            ("True", "AllExposedRisksAccepted")
+        );
+        let versions: Vec<_> = (accepted.available_updates.iter().flatten())
+            .map(|r| r.version.as_deref().unwrap())
+            .collect();
+        assert_eq!(versions, ["4.18.4", "4.18.2", "4.18.1"]);
 
         // A later failure: False with upstream's message; the transition times of unchanged
         // Recommended conditions are kept.

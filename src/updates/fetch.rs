@@ -81,7 +81,7 @@ fn client(options: &FetchOptions) -> Result<reqwest::Client, Failure> {
 
 /// The error's innermost causes, as Go's wrapped error texts read; a timeout is Go's
 /// `context deadline exceeded`.
-fn cause(e: &reqwest::Error) -> String {
+pub(crate) fn cause(e: &reqwest::Error) -> String {
     if e.is_timeout() {
         return "context deadline exceeded".into();
     }

@@ -2,18 +2,26 @@
 //! (upstream `pkg/cincinnati` and `pkg/cvo/availableupdates.go`).
 //!
 //! Pure: [`request`] (the graph URL and upstream's checks before asking), [`graph`] (the graph
-//! document and the updates from the current version), [`recommend`] (the `Recommended`
-//! condition of a conditional update), [`retrieval`] (when to ask again, what is kept after a
-//! failure). The shell is [`fetch`] (HTTP GET, with the `cluster` feature).
+//! document and the updates from the current version), [`rules`] (whether a risk applies:
+//! upstream's `clusterconditions.Match`), [`cache`] (the throttled cache of `PromQL` answers),
+//! [`promql`] (a `PromQL` rule's answer from Prometheus' response), [`recommend`] (the
+//! `Recommended` condition of a conditional update), [`retrieval`] (when to ask again, what is
+//! kept after a failure). The shells are [`fetch`] (HTTP GET of the graph) and [`prometheus`]
+//! (the queries and the evaluation of the risks), with the `cluster` feature.
 
 #[cfg(feature = "cluster")]
 pub mod admin;
+pub mod cache;
 #[cfg(feature = "cluster")]
 pub mod fetch;
 pub mod graph;
+#[cfg(feature = "cluster")]
+pub mod prometheus;
+pub mod promql;
 pub mod recommend;
 pub mod request;
 pub mod retrieval;
+pub mod rules;
 
 pub use graph::{
     ClusterCondition, ConditionalUpdate, ConditionalUpdateRisk, Graph, PromQlClusterCondition,

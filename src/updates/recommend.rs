@@ -1,8 +1,12 @@
-//! The `Recommended` condition of a conditional update (upstream `evaluateConditionalUpdate`
-//! and `clusterconditions.Match`). `Always` rules are evaluated here; `PromQL` rules are not
-//! evaluated yet, so a risk they decide leaves the update `Unknown` (`EvaluationFailed`).
+//! The `Recommended` condition of a conditional update (upstream `evaluateConditionalUpdate`,
+//! with `desiredUpdate.acceptRisks`): from whether each of its risks applies
+//! ([`super::rules::RiskConditions`]) and the risks the administrator accepted. Pure.
 
-use super::graph::{ClusterCondition, ConditionalUpdateRisk};
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use super::graph::ConditionalUpdateRisk;
+use super::rules::{Applies, RiskConditions};
 
 /// `Recommended`'s status, reason and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,148 +23,216 @@ impl Recommendation {
     }
 }
 
+/// No risk applies.
+pub const NOT_EXPOSED: &str = "NotExposedToRisks";
+/// The risks that apply are all accepted.
+pub const ALL_EXPOSED_RISKS_ACCEPTED: &str = "AllExposedRisksAccepted";
+pub const EVALUATION_FAILED: &str = "EvaluationFailed";
+pub const MULTIPLE_REASONS: &str = "MultipleReasons";
+/// The reason for a risk whose name is not a valid condition reason.
+pub const EXPOSED: &str = "ExposedToRisks";
+
 /// The message of an update none of whose risks apply.
 pub const RECOMMENDED_MESSAGE: &str = "The update is recommended, because none of the conditional update risks apply to this cluster.";
+/// The message of an update whose applying risks are all accepted.
+pub const ACCEPTED_MESSAGE: &str = "The update is recommended, because either risk does not apply to this cluster or it is accepted by cluster admins.";
 
-/// Why a `PromQL` rule has no answer in this version.
-pub const PROMQL_NOT_EVALUATED: &str = "PromQL cluster conditions are not evaluated yet";
+/// Kubernetes' condition reason pattern.
+static REASON: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$").expect("a valid pattern")
+});
 
-/// Upstream `clusterconditions.Match`: the first rule of a known type decides (`Always`
-/// matches); the error when none can.
-fn matches(rules: &[ClusterCondition]) -> Result<bool, String> {
-    let mut errors = Vec::new();
-    for rule in rules {
-        match rule.type_.as_str() {
-            "Always" => return Ok(true),
-            "PromQL" => return Err(PROMQL_NOT_EVALUATED.to_string()),
-            other => errors.push(format!("unrecognized condition type {other}")),
-        }
-    }
-    Err(if errors.is_empty() {
-        "no conditions".to_string()
+/// Upstream `newRecommendedStatus`: `False` wins, then `Unknown`.
+fn status(now: &'static str, want: &'static str) -> &'static str {
+    if now == "False" || want == "False" {
+        "False"
+    } else if now == "Unknown" || want == "Unknown" {
+        "Unknown"
     } else {
-        errors.join("; ")
-    })
+        want
+    }
+}
+
+/// Upstream `newRecommendedReason`.
+fn reason(now: &str, want: &str) -> String {
+    if now == NOT_EXPOSED || now == ALL_EXPOSED_RISKS_ACCEPTED || now == want {
+        want.into()
+    } else if want == NOT_EXPOSED {
+        now.into()
+    } else {
+        MULTIPLE_REASONS.into()
+    }
 }
 
 /// Upstream `evaluateConditionalUpdate`: `False` with the risk's name as reason when a risk
-/// applies (`MultipleReasons` for several), `Unknown`/`EvaluationFailed` when one cannot be
-/// evaluated, else `True`/`AsExpected`. Messages are joined by a blank line.
-pub fn recommendation(risks: &[ConditionalUpdateRisk]) -> Recommendation {
-    let mut status = "";
-    let mut reason = String::new();
-    let mut messages = Vec::new();
+/// applies and is not accepted (`MultipleReasons` for several), `Unknown`/`EvaluationFailed`
+/// when one could not be evaluated, else `True` (`NotExposedToRisks`, or
+/// `AllExposedRisksAccepted`). The messages of the risks that stand in the way are joined by a
+/// blank line.
+pub fn recommendation(
+    risks: &[ConditionalUpdateRisk],
+    conditions: &RiskConditions,
+    accepted: &BTreeSet<String>,
+) -> Recommendation {
+    let mut r = Recommendation {
+        status: "True",
+        reason: NOT_EXPOSED.into(),
+        message: RECOMMENDED_MESSAGE.into(),
+    };
+    let mut messages = vec![];
     for risk in risks {
-        match matches(&risk.matching_rules) {
-            Err(e) => {
-                if status != "False" {
-                    status = "Unknown";
-                }
-                reason = if reason.is_empty() || reason == "EvaluationFailed" {
-                    "EvaluationFailed".into()
-                } else {
-                    "MultipleReasons".into()
-                };
-                messages.push(format!(
-                    "Exposure to {} is unknown due to an evaluation failure: {e}\n{} {}",
-                    risk.name, risk.message, risk.url
-                ));
+        match conditions.get(&risk.name) {
+            Some(Applies::NotMatch) => {}
+            Some(Applies::Match) if accepted.contains(&risk.name) => {
+                r.status = status(r.status, "True");
+                r.reason = reason(&r.reason, ALL_EXPOSED_RISKS_ACCEPTED);
+                r.message = ACCEPTED_MESSAGE.into();
             }
-            Ok(true) => {
-                status = "False";
-                reason = if reason.is_empty() {
-                    risk.name.clone()
+            Some(Applies::Match) => {
+                r.status = status(r.status, "False");
+                let want = if REASON.is_match(&risk.name) {
+                    risk.name.as_str()
                 } else {
-                    "MultipleReasons".into()
+                    EXPOSED
                 };
+                r.reason = reason(&r.reason, want);
                 messages.push(format!("{} {}", risk.message, risk.url));
             }
-            Ok(false) => {}
+            failed => {
+                r.status = status(r.status, "Unknown");
+                r.reason = reason(&r.reason, EVALUATION_FAILED);
+                messages.push(match failed {
+                    Some(Applies::EvaluationFailed(m)) => m.clone(),
+                    _ => format!("failed to find risk condition for risk {}", risk.name),
+                });
+            }
         }
     }
-    if status.is_empty() {
-        return Recommendation {
-            status: "True",
-            reason: "AsExpected".into(),
-            message: RECOMMENDED_MESSAGE.into(),
-        };
+    if !messages.is_empty() {
+        r.message = messages.join("\n\n");
     }
-    Recommendation {
-        status,
-        reason,
-        message: messages.join("\n\n"),
-    }
+    r
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::updates::graph::PromQlClusterCondition;
 
-    fn risk(name: &str, rule: &str) -> ConditionalUpdateRisk {
+    fn risk(name: &str) -> ConditionalUpdateRisk {
         ConditionalUpdateRisk {
             url: format!("https://bug/{name}"),
             name: name.into(),
             message: format!("{name} hurts."),
-            matching_rules: vec![ClusterCondition {
-                type_: rule.into(),
-                promql: (rule == "PromQL").then(|| PromQlClusterCondition {
-                    promql: "group(up)".into(),
-                }),
-            }],
+            matching_rules: vec![],
+        }
+    }
+
+    fn rec(status: &'static str, reason: &str, message: &str) -> Recommendation {
+        Recommendation {
+            status,
+            reason: reason.into(),
+            message: message.into(),
         }
     }
 
     #[test]
     fn recommended_by_risk() {
-        let cases: Vec<(Vec<ConditionalUpdateRisk>, Recommendation)> = vec![
+        let conditions: RiskConditions = [
+            ("A", Applies::Match),
+            ("B", Applies::Match),
+            ("N", Applies::NotMatch),
+            ("P", Applies::EvaluationFailed("P failed".into())),
+            ("not a reason!", Applies::Match),
+        ]
+        .into_iter()
+        .map(|(n, a)| (n.to_string(), a))
+        .collect();
+        let accepted = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        let cases: Vec<(Vec<&str>, BTreeSet<String>, Recommendation)> = vec![
             (
                 vec![],
-                Recommendation {
-                    status: "True",
-                    reason: "AsExpected".into(),
-                    message: RECOMMENDED_MESSAGE.into(),
-                },
+                accepted(&[]),
+                rec("True", NOT_EXPOSED, RECOMMENDED_MESSAGE),
             ),
             (
-                vec![risk("A", "Always")],
-                Recommendation {
-                    status: "False",
-                    reason: "A".into(),
-                    message: "A hurts. https://bug/A".into(),
-                },
+                vec!["N"],
+                accepted(&[]),
+                rec("True", NOT_EXPOSED, RECOMMENDED_MESSAGE),
             ),
             (
-                vec![risk("A", "Always"), risk("B", "Always")],
-                Recommendation {
-                    status: "False",
-                    reason: "MultipleReasons".into(),
-                    message: "A hurts. https://bug/A\n\nB hurts. https://bug/B".into(),
-                },
+                vec!["A"],
+                accepted(&[]),
+                rec("False", "A", "A hurts. https://bug/A"),
             ),
             (
-                vec![risk("P", "PromQL")],
-                Recommendation {
-                    status: "Unknown",
-                    reason: "EvaluationFailed".into(),
-                    message: format!(
-                        "Exposure to P is unknown due to an evaluation failure: {PROMQL_NOT_EVALUATED}\nP hurts. https://bug/P"
-                    ),
-                },
+                vec!["A", "B"],
+                accepted(&[]),
+                rec(
+                    "False",
+                    MULTIPLE_REASONS,
+                    "A hurts. https://bug/A\n\nB hurts. https://bug/B",
+                ),
             ),
             (
-                vec![risk("A", "Always"), risk("P", "PromQL")],
-                Recommendation {
-                    status: "False",
-                    reason: "MultipleReasons".into(),
-                    message: format!(
-                        "A hurts. https://bug/A\n\nExposure to P is unknown due to an evaluation failure: {PROMQL_NOT_EVALUATED}\nP hurts. https://bug/P"
-                    ),
-                },
+                vec!["N", "A"],
+                accepted(&["A"]),
+                rec("True", ALL_EXPOSED_RISKS_ACCEPTED, ACCEPTED_MESSAGE),
+            ),
+            (
+                vec!["A", "B"],
+                accepted(&["A"]),
+                rec("False", "B", "B hurts. https://bug/B"),
+            ),
+            (
+                vec!["A", "B"],
+                accepted(&["A", "B"]),
+                rec("True", ALL_EXPOSED_RISKS_ACCEPTED, ACCEPTED_MESSAGE),
+            ),
+            (
+                vec!["P"],
+                accepted(&[]),
+                rec("Unknown", EVALUATION_FAILED, "P failed"),
+            ),
+            (
+                vec!["A", "P"],
+                accepted(&[]),
+                rec(
+                    "False",
+                    MULTIPLE_REASONS,
+                    "A hurts. https://bug/A\n\nP failed",
+                ),
+            ),
+            (
+                vec!["A", "P"],
+                accepted(&["A"]),
+                rec("Unknown", EVALUATION_FAILED, "P failed"),
+            ),
+            (
+                vec!["not a reason!"],
+                accepted(&[]),
+                rec(
+                    "False",
+                    EXPOSED,
+                    "not a reason! hurts. https://bug/not a reason!",
+                ),
+            ),
+            (
+                vec!["missing"],
+                accepted(&[]),
+                rec(
+                    "Unknown",
+                    EVALUATION_FAILED,
+                    "failed to find risk condition for risk missing",
+                ),
             ),
         ];
-        for (risks, want) in cases {
-            assert_eq!(recommendation(&risks), want, "{risks:?}");
+        for (names, accepted, want) in cases {
+            let risks: Vec<_> = names.iter().map(|n| risk(n)).collect();
+            assert_eq!(
+                recommendation(&risks, &conditions, &accepted),
+                want,
+                "{names:?} accepting {accepted:?}"
+            );
         }
     }
 }

@@ -1,10 +1,13 @@
 //! When the operator asks the update service again, and what it keeps from the previous
 //! answer (upstream `syncAvailableUpdates`). The caller reads the clock and passes it in.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::Failure;
+use super::cache::MatchCache;
 use super::graph::{ConditionalUpdate, Target, Updates};
+use super::rules::RiskConditions;
 
 /// What an answer was asked for: a change of any part asks again at once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,6 +31,13 @@ pub struct AvailableUpdates {
     pub conditional: Vec<ConditionalUpdate>,
     /// Why the last attempt failed; `None` when it succeeded.
     pub failure: Option<Failure>,
+    /// Whether each risk of `conditional` applies, as last evaluated (kept across attempts
+    /// until evaluated again, so a retrieval does not flip the status to unknown).
+    pub risks: RiskConditions,
+    /// The throttled cache `PromQL` rules are evaluated through (kept across attempts).
+    pub cache: MatchCache,
+    /// The risks `spec.desiredUpdate.acceptRisks` accepts, as of the last pass.
+    pub accepted: BTreeSet<String>,
 }
 
 impl AvailableUpdates {
@@ -48,6 +58,10 @@ impl AvailableUpdates {
         now: Instant,
         result: Result<Updates, Failure>,
     ) -> Self {
+        let (risks, cache, accepted) = previous
+            .as_ref()
+            .map(|p| (p.risks.clone(), p.cache.clone(), p.accepted.clone()))
+            .unwrap_or_default();
         match result {
             Ok(u) => AvailableUpdates {
                 key,
@@ -55,6 +69,9 @@ impl AvailableUpdates {
                 updates: u.updates,
                 conditional: u.conditional,
                 failure: None,
+                risks,
+                cache,
+                accepted,
             },
             Err(failure) => {
                 let (updates, conditional) = match previous {
@@ -67,6 +84,9 @@ impl AvailableUpdates {
                     updates,
                     conditional,
                     failure: Some(failure),
+                    risks,
+                    cache,
+                    accepted,
                 }
             }
         }

@@ -961,3 +961,166 @@ fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Conditional update risks evaluated against a real Prometheus scraping this operator's own
+/// `/metrics` (issue 12). The graph offers 4.17.0 → 4.18.0 with a `PromQL` risk that matches
+/// this cluster (Console is enabled) and 4.17.0 → 4.17.1 with one that does not (Insights is
+/// not). With Prometheus unreachable both are `Unknown`/`EvaluationFailed`; once reachable,
+/// 4.18.0 is `Recommended=False` and requesting it is refused by `ClusterVersionRecommendedUpdate`
+/// until `acceptRisks` names the risk, 4.17.1 is recommended.
+pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use cvo::host::serve::{bind, serve};
+
+    use super::prometheus_support::Prometheus;
+    use super::update_service_support::{Reply, UpdateService, graph};
+
+    let metrics = Arc::new(Metrics::new());
+    let (listener, addr) = bind("127.0.0.1:0".parse()?).await?;
+    let (stop, stopped) = watch::channel(false);
+    let server = tokio::spawn(serve(listener, metrics.clone(), stopped));
+    let Some(prometheus) = Prometheus::start(addr).await? else {
+        return Ok(());
+    };
+    let risk = |name: &str, capability: &str| {
+        json!({"url": format!("https://bug/{name}"), "name": name,
+               "message": format!("{name} may happen."),
+               "matchingRules": [{"type": "PromQL", "promql": {"promql": format!(
+                   "group(cluster_version_capability{{name=\"{capability}\",enabled=\"true\"}}) or vector(0)")}}]})
+    };
+    let conditional = json!([
+        {"edges": [{"from": "4.17.0", "to": "4.18.0"}], "risks": [risk("ConsoleBreaks", "Console")]},
+        {"edges": [{"from": "4.17.0", "to": "4.17.1"}], "risks": [risk("InsightsBreaks", "Insights")]},
+    ]);
+    let body = graph(
+        &[
+            ("4.17.0", OLD),
+            ("4.17.1", "quay.io/r@sha256:171"),
+            ("4.18.0", NEW),
+        ],
+        &[],
+        conditional,
+    );
+    let service = UpdateService::start(move |_| Reply::Graph(body.clone())).await;
+
+    let result = async {
+        let (api, mut options, mut state) = install_old(ctx).await?;
+        let c = &ctx.admin;
+        options.metrics = Some(metrics.clone());
+        // Unreachable: nothing listens on the port a dropped listener had.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+        options.prometheus.url = Some(format!("http://{closed}"));
+        clean_pass(c, &options, &mut state).await?;
+        let upstream = json!({"spec": {"channel": "stable-4.18", "upstream": service.url}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&upstream))
+            .await?;
+        clean_pass(c, &options, &mut state).await?;
+        let recommended = |s: &ClusterVersionStatus, version: &str| {
+            (s.conditional_updates.iter())
+                .find(|u| u.release.version.as_deref() == Some(version))
+                .and_then(|u| u.conditions.iter().find(|c| c.type_ == "Recommended"))
+                .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+                .unwrap_or_default()
+        };
+        let s = status(ctx).await?;
+        let (status_, reason, message) = recommended(&s, "4.18.0");
+        let unreachable = format!(
+            "Could not evaluate exposure to update risk ConsoleBreaks (executing PromQL query: Get \"http://{closed}/api/v1/query?query="
+        );
+        ensure!(
+            status_ == "Unknown"
+                && reason == "EvaluationFailed"
+                && message.starts_with(&unreachable)
+                && message.ends_with(
+                    ")\n  ConsoleBreaks description: ConsoleBreaks may happen.\n  ConsoleBreaks URL: https://bug/ConsoleBreaks"
+                ),
+            "{:#?}",
+            s.conditional_updates
+        );
+        ensure!(recommended(&s, "4.17.1").0 == "Unknown", "{:?}", recommended(&s, "4.17.1"));
+
+        // Reachable, once Prometheus has scraped the capabilities this cluster has.
+        prometheus
+            .wait_for(r#"cluster_version_capability{name="Console",enabled="true"}"#)
+            .await?;
+        options.prometheus.url = Some(prometheus.url.clone());
+        // As a restart with the new --prometheus-url would: upstream's cache keeps a failed
+        // answer up to an hour once a throttled request has marked the rule as waiting.
+        if let Some(updates) = state.updates.as_mut() {
+            updates.cache = Default::default();
+        }
+        clean_pass(c, &options, &mut state).await?;
+        let s = status(ctx).await?;
+        ensure!(
+            recommended(&s, "4.18.0")
+                == (
+                    "False".into(),
+                    "ConsoleBreaks".into(),
+                    "ConsoleBreaks may happen. https://bug/ConsoleBreaks".into()
+                ),
+            "{:?}",
+            recommended(&s, "4.18.0")
+        );
+        ensure!(
+            recommended(&s, "4.17.1")
+                == (
+                    "True".into(),
+                    "NotExposedToRisks".into(),
+                    "The update is recommended, because none of the conditional update risks apply to this cluster.".into()
+                ),
+            "{:?}",
+            recommended(&s, "4.17.1")
+        );
+        let available: Vec<_> = (s.available_updates.iter().flatten())
+            .filter_map(|r| r.version.clone())
+            .collect();
+        ensure!(available == ["4.17.1"], "{available:?}");
+        let scraped = metrics.encode();
+        ensure!(
+            scraped.contains(
+                r#"cluster_version_conditional_update_condition_seconds{version="4.18.0",condition="Recommended",status="False",reason="ConsoleBreaks"}"#
+            ),
+            "{scraped}"
+        );
+
+        // Requesting the risky update is refused, with upstream's message.
+        request_release(&api, NEW, Some("4.18.0")).await?;
+        clean_pass(c, &options, &mut state).await?;
+        let s = status(ctx).await?;
+        let refused = format!(
+            "Preconditions failed for payload loaded version=\"4.18.0\" image=\"{NEW}\": Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"ConsoleBreaks\": Update from 4.17.0 to 4.18.0 is not recommended:\n\nConsoleBreaks may happen. https://bug/ConsoleBreaks"
+        );
+        ensure!(
+            condition_of(&s, "ReleaseAccepted") == ("False".into(), refused.clone()),
+            "{:?}",
+            condition_of(&s, "ReleaseAccepted")
+        );
+        check_history(&s, &[("Completed", "4.17.0")])?;
+
+        // Accepting the risk recommends the update; the next pass takes it.
+        let accept = json!({"spec": {"desiredUpdate": {"acceptRisks": [{"name": "ConsoleBreaks"}]}}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&accept))
+            .await?;
+        clean_pass(c, &options, &mut state).await?;
+        let s = status(ctx).await?;
+        let (status_, reason, _) = recommended(&s, "4.18.0");
+        ensure!(
+            (status_.as_str(), reason.as_str()) == ("True", "AllExposedRisksAccepted"),
+            "{:?}",
+            recommended(&s, "4.18.0")
+        );
+        clean_pass(c, &options, &mut state).await?;
+        let s = status(ctx).await?;
+        check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
+        ensure!(
+            condition_of(&s, "ReleaseAccepted").0 == "True",
+            "{:?}",
+            condition_of(&s, "ReleaseAccepted")
+        );
+        anyhow::Ok(())
+    }
+    .await;
+    stop.send(true)?;
+    server.await?;
+    drop(prometheus);
+    result
+}

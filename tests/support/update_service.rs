@@ -35,6 +35,7 @@ pub struct Seen {
     pub path: String,
     pub query: String,
     pub accept: Option<String>,
+    pub authorization: Option<String>,
 }
 
 type Decide = dyn Fn(&str) -> Reply + Send + Sync;
@@ -104,6 +105,8 @@ async fn answer(
         path: req.uri().path().to_string(),
         query: query.clone(),
         accept: (req.headers().get("accept")).and_then(|v| v.to_str().ok().map(str::to_string)),
+        authorization: (req.headers().get("authorization"))
+            .and_then(|v| v.to_str().ok().map(str::to_string)),
     });
     let graph = |body: String| {
         Response::builder()

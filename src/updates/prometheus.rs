@@ -1,0 +1,178 @@
+//! The shell of risk evaluation: `PromQL` rules sent to a Prometheus HTTP API
+//! (`GET <url>/api/v1/query?query=...&time=...`, as upstream's client falls back to GET), with an
+//! optional CA bundle (the only roots trusted, as upstream's `CAFile`) and bearer token file
+//! (read at every query, as upstream's `CredentialsFile`), through the throttled
+//! [`super::cache`]. One evaluation is bounded by a time budget: a pass never waits longer.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use tokio::time::Instant;
+
+use super::cache::{CacheStep, MatchCache, MatchResult};
+use super::fetch::cause;
+use super::graph::ClusterCondition;
+use super::promql::{interpret, query_url, time_parameter};
+use super::retrieval::AvailableUpdates;
+use super::rules::{Applies, RiskConditions, RuleMatch, RuleStep, risks_in_order};
+use crate::manifest::go_quote;
+
+/// Why a `PromQL` rule has no answer when no Prometheus is configured.
+pub const NO_PROMETHEUS: &str =
+    "no Prometheus to evaluate PromQL cluster conditions with (cvo start --prometheus-url)";
+
+/// Where and how `PromQL` rules are evaluated.
+#[derive(Debug, Clone)]
+pub struct PrometheusOptions {
+    /// The Prometheus (or Thanos querier) base URL; `None`: `PromQL` rules fail to evaluate.
+    pub url: Option<String>,
+    /// PEM certificates: the only roots trusted for `url`, when set.
+    pub ca_bundle: Option<Vec<u8>>,
+    /// A file holding the bearer token, read at every query.
+    pub token_file: Option<PathBuf>,
+    /// How long one evaluation of the risks may take, queries and throttling included.
+    pub budget: Duration,
+}
+
+impl Default for PrometheusOptions {
+    fn default() -> Self {
+        PrometheusOptions {
+            url: None,
+            ca_bundle: None,
+            token_file: None,
+            budget: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Evaluates every risk of `updates.conditional` (each once) into `updates.risks`.
+pub async fn evaluate(updates: &mut AvailableUpdates, options: &PrometheusOptions) {
+    let deadline = Instant::now() + options.budget;
+    let client = client(options);
+    let AvailableUpdates {
+        conditional,
+        cache,
+        risks,
+        ..
+    } = updates;
+    let mut conditions = RiskConditions::new();
+    for risk in risks_in_order(conditional) {
+        let mut rules = RuleMatch::new(&risk.matching_rules);
+        let result = loop {
+            match rules.step() {
+                RuleStep::Done(result) => break result,
+                RuleStep::Query(rule) => {
+                    let answer = match (&options.url, &client) {
+                        (None, _) => Err(NO_PROMETHEUS.to_string()),
+                        (Some(_), Err(e)) => Err(e.clone()),
+                        (Some(url), Ok(client)) => {
+                            let target = Target {
+                                client,
+                                url,
+                                options,
+                                deadline,
+                            };
+                            through_cache(cache, rule, &target).await
+                        }
+                    };
+                    rules.record(answer);
+                }
+            }
+        };
+        tracing::info!(risk = %risk.name, result = ?result, "evaluated conditional update risk");
+        conditions.insert(risk.name.clone(), Applies::from_result(risk, result));
+    }
+    *risks = conditions;
+}
+
+/// What a query needs.
+struct Target<'a> {
+    client: &'a reqwest::Client,
+    url: &'a str,
+    options: &'a PrometheusOptions,
+    deadline: Instant,
+}
+
+/// Upstream's cached `Match` for `rule`: throttled answers are waited out while the budget
+/// allows, else they are the answer (upstream evaluates them again a second later).
+async fn through_cache(
+    cache: &mut MatchCache,
+    rule: &ClusterCondition,
+    target: &Target<'_>,
+) -> MatchResult {
+    loop {
+        let step = match cache.begin(rule, Timestamp::now()) {
+            CacheStep::Evaluate { key, rule: query } => {
+                let result = send(&query, target).await;
+                cache.complete(rule, &key, result, Timestamp::now())
+            }
+            step => step,
+        };
+        match step {
+            CacheStep::Answer(result) => return result,
+            CacheStep::Throttled { until, message } => {
+                let wait = Duration::try_from(until.duration_since(Timestamp::now()))
+                    .unwrap_or_default()
+                    + Duration::from_millis(10);
+                if Instant::now() + wait >= target.deadline {
+                    return Err(message);
+                }
+                tokio::time::sleep(wait).await;
+            }
+            CacheStep::Evaluate { .. } => {}
+        }
+    }
+}
+
+fn client(options: &PrometheusOptions) -> Result<reqwest::Client, String> {
+    crate::oci::registry::install_crypto_provider();
+    let mut builder =
+        reqwest::Client::builder().user_agent(concat!("cvo/", env!("CARGO_PKG_VERSION")));
+    if let Some(pem) = &options.ca_bundle {
+        let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+            format!(
+                "creating PromQL round-tripper: the CA bundle: {}",
+                cause(&e)
+            )
+        })?;
+        builder = builder.tls_certs_only(certs);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("creating PromQL client: {}", cause(&e)))
+}
+
+/// One instant query for `rule` at the current time, within what is left of the budget.
+async fn send(rule: &ClusterCondition, target: &Target<'_>) -> MatchResult {
+    let query = rule.promql.as_ref().map_or("", |p| p.promql.as_str());
+    let now = Timestamp::now();
+    let time = time_parameter(now.as_second(), now.subsec_nanosecond());
+    let url = reqwest::Url::parse_with_params(
+        &query_url(target.url),
+        [("query", query), ("time", time.as_str())],
+    )
+    .map_err(|e| format!("executing PromQL query: {e}"))?;
+    let timeout = target.deadline.saturating_duration_since(Instant::now());
+    let mut request = target.client.get(url.clone()).timeout(timeout);
+    if let Some(file) = &target.options.token_file {
+        let token = tokio::fs::read_to_string(file).await.map_err(|e| {
+            format!(
+                "executing PromQL query: unable to read authorization credentials file {}: {e}",
+                file.display()
+            )
+        })?;
+        request = request.bearer_auth(token.trim());
+    }
+    let get = |e: &reqwest::Error| {
+        format!(
+            "executing PromQL query: Get {}: {}",
+            go_quote(url.as_str()),
+            cause(e)
+        )
+    };
+    let response = request.send().await.map_err(|e| get(&e))?;
+    let status = response.status().as_u16();
+    let body = response.bytes().await.map_err(|e| get(&e))?;
+    interpret(status, &body)
+}
