@@ -267,3 +267,99 @@ fn usage_errors_exit_2() {
     let (code, _, err) = text_of(&["constraints", "-o", "yaml", "a == 1"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// Runs `cvo edge agent-install ARGS -o json`: the exit code, the List's items and stderr.
+fn agent_objects(args: &[&str]) -> (i32, Vec<Value>, String) {
+    let out = cvo()
+        .args(["edge", "agent-install"])
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let list: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    (out.status.code().unwrap(), items, stderr)
+}
+
+fn agent_env(items: &[Value], name: &str) -> Value {
+    let deployment = items.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap();
+    env.iter().find(|e| e["name"] == name).unwrap()["value"].clone()
+}
+
+#[test]
+fn agent_install_namespace_scoped_gets_a_role_binding_to_admin() {
+    let (code, items, stderr) = agent_objects(&["--namespace", "team-a", "--namespace-scoped"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let kinds: Vec<&str> = items.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Namespace",
+            "ServiceAccount",
+            "RoleBinding",
+            "Secret",
+            "ConfigMap",
+            "PersistentVolumeClaim",
+            "Deployment",
+            "Service",
+            "CronJob"
+        ]
+    );
+    assert_eq!(items[2]["roleRef"]["name"], "admin");
+    assert_eq!(items[2]["metadata"]["namespace"], "team-a");
+    assert_eq!(agent_env(&items, "AGENT_NAMESPACE"), "team-a");
+    assert_eq!(agent_env(&items, "HZN_NAMESPACE_SCOPED"), "true");
+}
+
+#[test]
+fn agent_install_default_is_cluster_scoped_in_openhorizon_agent() {
+    let (code, items, _) = agent_objects(&[]);
+    assert_eq!(code, 0);
+    assert_eq!(items[0]["metadata"]["name"], "openhorizon-agent");
+    assert_eq!(items[2]["kind"], "ClusterRoleBinding");
+    assert_eq!(
+        items[2]["metadata"]["name"],
+        "openhorizon-agent-openhorizon-agent-cluster-rule"
+    );
+    assert_eq!(items[2]["roleRef"]["name"], "cluster-admin");
+    assert_eq!(agent_env(&items, "HZN_NAMESPACE_SCOPED"), "false");
+}
+
+#[test]
+fn agent_install_rbac_upstream_binds_cluster_admin_and_says_so() {
+    let (code, items, stderr) = agent_objects(&[
+        "--namespace",
+        "team-a",
+        "--namespace-scoped",
+        "--rbac",
+        "upstream",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(items[2]["kind"], "ClusterRoleBinding");
+    assert_eq!(items[2]["roleRef"]["name"], "cluster-admin");
+    assert!(
+        stderr.contains("warning: --rbac upstream: the agent's ServiceAccount is bound to cluster-admin whatever its scope, as anax's agent-install.sh does; this namespace-scoped agent can manage every namespace"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn agent_install_refuses_bad_values() {
+    let (code, _, stderr) = text_of(&["agent-install", "--namespace", "Team_A"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--namespace \"Team_A\" is not a valid namespace name"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = text_of(&["agent-install", "--rbac", "least"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("least-privilege"), "{stderr}");
+    let (code, _, stderr) = text_of(&["agent-install", "--kubeconfig", "x"]);
+    assert_eq!(code, 2, "--kubeconfig needs --check: {stderr}");
+}

@@ -32,6 +32,10 @@ pub enum EdgeCommand {
     /// `[x,INFINITY)`) and test versions against it.
     #[command(after_help = VERSION_RANGE_HELP)]
     VersionRange(VersionRangeArgs),
+    /// The edge cluster agent's objects (Namespace, ServiceAccount, RBAC, Secret, ConfigMap,
+    /// PVC, Deployment, Service, CronJob) for a namespace and scope; --check tests the install
+    /// script's coexistence rules against a cluster.
+    AgentInstall(super::edge_agent::AgentInstallArgs),
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
@@ -93,6 +97,7 @@ pub fn edge(group: EdgeGroup) -> CliResult {
     match group.command {
         EdgeCommand::Constraints(args) => constraints_command(args),
         EdgeCommand::VersionRange(args) => version_range(args),
+        EdgeCommand::AgentInstall(args) => super::edge_agent::agent_install(args),
     }
 }
 
