@@ -51,7 +51,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 66);
+    assert_eq!(payload.manifests.len(), 65);
     assert_eq!(payload.images.len(), 9);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -84,7 +84,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 62);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 61);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -92,7 +92,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        61
+        60
     );
     let tech_preview = excluded(
         &payload,
@@ -409,7 +409,7 @@ fn the_edge_agent_files_are_the_renderers() {
     let component: Vec<_> = (payload.manifests.iter())
         .filter(|m| m.file.starts_with("0000_50_openhorizon-agent_"))
         .collect();
-    assert_eq!(component.len(), 9);
+    assert_eq!(component.len(), 8);
     for m in &component {
         assert_eq!(
             m.annotation("capability.openshift.io/name"),

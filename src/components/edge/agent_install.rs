@@ -288,7 +288,9 @@ fn deployment(settings: &InstallSettings) -> Value {
                     "serviceAccountName": SERVICE_ACCOUNT,
                     "volumes": [
                         {"name": "agent-etc-vol", "configMap": {"name": CONFIG_MAP}},
-                        {"name": "agent-cert-volume", "secret": {"secretName": SECRET}},
+                        // Optional: the bundled payload leaves the Secret to the administrator.
+                        {"name": "agent-cert-volume",
+                         "secret": {"secretName": SECRET, "optional": true}},
                         {"name": "agent-pvc-storage",
                          "persistentVolumeClaim": {"claimName": PVC}},
                     ],
@@ -424,15 +426,25 @@ pub fn payload_settings(image: &str) -> InstallSettings {
 }
 
 /// The payload files of `settings`: one file per object, `0000_50_openhorizon-agent_NN_KIND.yaml`,
-/// each document under [`CAPABILITY`] and the profiles that run a CVO.
+/// each document under [`CAPABILITY`] and the profiles that run a CVO. Two differences from an
+/// install: no Secret (the hub certificate is the administrator's, and a CVO that could write
+/// Secrets would hold every namespace's: its RBAC is a ClusterRole), and the ConfigMap is
+/// `create-only`, so the hub URLs an administrator sets there survive every pass.
 pub fn payload_files(settings: &InstallSettings) -> Result<Vec<PayloadFile>, InstallError> {
     let header = "# The Open Horizon edge cluster agent (src/components/edge/agent_install.rs), shipped under\n# the EdgeAgent capability this payload declares. Generated: `cvo edge agent-install\n# --write-payload DIR` writes these files, and tests/bundled.rs checks they match.\n";
     let mut files = Vec::new();
-    for (index, mut document) in render(settings)?.into_iter().enumerate() {
+    let documents = render(settings)?
+        .into_iter()
+        .filter(|d| d["kind"] != "Secret");
+    for (index, mut document) in documents.enumerate() {
         let kind = document["kind"].as_str().unwrap_or_default().to_lowercase();
+        let create_only = kind == "configmap";
         let annotations = &mut document["metadata"]["annotations"];
         if annotations.is_null() {
             *annotations = json!({});
+        }
+        if create_only {
+            annotations["release.openshift.io/create-only"] = json!("true");
         }
         for (key, value) in [
             ("capability.openshift.io/name", CAPABILITY),
@@ -658,8 +670,14 @@ mod tests {
     #[test]
     fn payload_files_carry_the_capability() {
         let files = payload_files(&payload_settings("quay.io/x/anax@sha256:00")).unwrap();
-        assert_eq!(files.len(), 9);
+        assert_eq!(files.len(), 8);
         assert_eq!(files[0].name, "0000_50_openhorizon-agent_00_namespace.yaml");
+        assert_eq!(files[3].name, "0000_50_openhorizon-agent_03_configmap.yaml");
+        assert!(
+            files[3]
+                .text
+                .contains("release.openshift.io/create-only: \"true\"")
+        );
         assert_eq!(
             files[2].name,
             "0000_50_openhorizon-agent_02_clusterrolebinding.yaml"
