@@ -363,3 +363,100 @@ fn agent_install_refuses_bad_values() {
     let (code, _, stderr) = text_of(&["agent-install", "--kubeconfig", "x"]);
     assert_eq!(code, 2, "--kubeconfig needs --check: {stderr}");
 }
+
+#[test]
+fn namespace_answers_with_the_shipped_messages() {
+    let cases: &[(&[&str], Value)] = &[
+        (
+            &["--node-type", "device", "--deployer-namespace", "abc"],
+            json!({"compatible": true, "namespace": "", "reason": ""}),
+        ),
+        (
+            &["--node-type", "cluster"],
+            json!({"compatible": true, "namespace": "openhorizon-agent", "reason": ""}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--service-namespace",
+                "xyz",
+            ],
+            json!({"compatible": true, "namespace": "xyz", "reason": ""}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--namespace-scoped",
+                "--deployer-namespace",
+                "abc",
+            ],
+            json!({"compatible": false, "namespace": "",
+                   "reason": "The namespace 'abc' specified in the deployment policy or pattern does not match the namespace of the agent: 'team'"}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--namespace-scoped",
+                "--service-namespace",
+                "xyz",
+            ],
+            json!({"compatible": false, "namespace": "",
+                   "reason": "The namespace 'xyz' specified in the service does not match the namespace of the agent: 'team'. Please overwrite it in the deployment policy or pattern."}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--namespace-scoped",
+                "--pattern",
+                "org/p",
+                "--deployer-namespace",
+                "team",
+            ],
+            json!({"compatible": true, "namespace": "team", "reason": ""}),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["namespace"];
+        all.extend_from_slice(args);
+        let (code, got, stderr) = json_of(&all);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert_eq!(&got, want, "{args:?}");
+    }
+}
+
+#[test]
+fn namespace_refuses_bad_flags() {
+    let (code, _, stderr) = text_of(&["namespace", "--node-type", "clustr"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cluster"), "{stderr}");
+    let (code, _, stderr) = text_of(&[
+        "namespace",
+        "--node-type",
+        "cluster",
+        "--pattern",
+        "nopattern",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("a pattern is ORG/NAME"), "{stderr}");
+    let (code, stdout, _) = text_of(&[
+        "namespace",
+        "--node-type",
+        "cluster",
+        "--node-namespace",
+        "ns1",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, "compatible: namespace ns1\n");
+}

@@ -36,6 +36,9 @@ pub enum EdgeCommand {
     /// PVC, Deployment, Service, CronJob) for a namespace and scope; --check tests the install
     /// script's coexistence rules against a cluster.
     AgentInstall(super::edge_agent::AgentInstallArgs),
+    /// Where a service lands on a node: the namespace, or why the node cannot run it (anax's
+    /// CheckClusterNamespaceCompatibility).
+    Namespace(super::edge_placement::NamespaceArgs),
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
@@ -98,6 +101,7 @@ pub fn edge(group: EdgeGroup) -> CliResult {
         EdgeCommand::Constraints(args) => constraints_command(args),
         EdgeCommand::VersionRange(args) => version_range(args),
         EdgeCommand::AgentInstall(args) => super::edge_agent::agent_install(args),
+        EdgeCommand::Namespace(args) => super::edge_placement::namespace(args),
     }
 }
 

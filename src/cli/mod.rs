@@ -25,6 +25,8 @@ mod dt;
 mod edge;
 #[cfg(feature = "cluster")]
 mod edge_agent;
+#[cfg(feature = "cluster")]
+mod edge_placement;
 mod graph;
 mod inclusion;
 mod payload_commands;
@@ -384,6 +386,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
             edge::EdgeCommand::Constraints(a) => machine(&a.output),
             edge::EdgeCommand::VersionRange(a) => machine(&a.output),
             edge::EdgeCommand::AgentInstall(a) => machine(&a.output),
+            edge::EdgeCommand::Namespace(a) => machine(&a.output),
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {

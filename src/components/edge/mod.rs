@@ -6,10 +6,13 @@
 //!   coexistence rules of the install script.
 //! - [`version`]: versions and version ranges (anax `semanticversion`).
 //! - [`properties`]: exchange properties `{name, value, type}` and their validation.
+//! - [`placement`]: where a service lands: the built-in namespace properties, the target
+//!   namespace, the agent-side install rule.
 //! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
 //!   bidirectional compatibility of two policies.
 
 pub mod agent_install;
 pub mod constraints;
+pub mod placement;
 pub mod properties;
 pub mod version;
