@@ -460,3 +460,152 @@ fn namespace_refuses_bad_flags() {
     assert_eq!(code, 0);
     assert_eq!(stdout, "compatible: namespace ns1\n");
 }
+
+const DC: &str = "testdata/edge/deploycheck";
+
+fn deploycheck(args: &[&str]) -> (i32, Value, String) {
+    let mut all = vec!["deploycheck".to_string()];
+    all.extend(args.iter().map(|a| a.replace("DC/", &format!("{DC}/"))));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    json_of(&all)
+}
+
+/// Seed 000's namespace example 4 in real exchange exports: a node in namespace abc, a policy
+/// with clusterNamespace abc and a constraint on openhorizon.kubernetesNamespace == xyz: not
+/// deployed, with deploycheck's conflict warning and the publish-time warnings; a device-only
+/// service fails the type check.
+#[test]
+fn deploycheck_reports_the_checks_and_warnings() {
+    let (code, report, stderr) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--node-policy",
+        "DC/node-policy.json",
+        "--policy",
+        "DC/policy-xyz.json",
+        "--service",
+        "DC/service-nginx.json",
+        "DC/service-device.json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report["compatible"], false);
+    let nginx = &report["services"][0];
+    assert_eq!(nginx["service"], "myorg/nginx-operator_1.0.1_amd64");
+    assert_eq!(nginx["failedCheck"], "policy");
+    assert_eq!(
+        nginx["warnings"][0],
+        "Policy Incompatible: kubernetesNamespace defined in the constraint openhorizon.kubernetesNamespace == xyz is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments"
+    );
+    let device = &report["services"][1];
+    assert_eq!(device["failedCheck"], "type");
+    assert_eq!(
+        device["reason"],
+        "Service does not have cluster deployment configuration for node type 'cluster'."
+    );
+    let warnings = report["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("the deployment policy specifies clusterNamespace 'abc'")
+    );
+    assert!(
+        warnings[1]
+            .as_str()
+            .unwrap()
+            .contains("embeds namespace 'xyz'")
+    );
+}
+
+/// Seed example 1 for namespace-scoped nodes: clusterNamespace abc on a node in abc deploys
+/// there, overriding the service's embedded xyz; the node policy's deployment constraint
+/// (`team == a`) is met by the policy's property.
+#[test]
+fn deploycheck_compatible_with_the_namespace() {
+    let (code, report, _) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--node-policy",
+        "DC/node-policy.json",
+        "--policy",
+        "DC/policy-abc.json",
+        "--service",
+        "DC/service-nginx.json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(report["compatible"], true);
+    assert_eq!(report["services"][0]["namespace"], "abc");
+}
+
+/// The seed's pattern `namespace` is read as `clusterNamespace`, with a warning.
+#[test]
+fn deploycheck_accepts_the_seed_pattern_namespace_with_a_warning() {
+    let (_, report, _) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--pattern",
+        "DC/pattern-seed.json",
+        "--service",
+        "DC/service-nginx.json",
+    ]);
+    assert_eq!(report["compatible"], true);
+    assert!(report["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .starts_with("namespace \"abc\" is the seed design's spelling")
+    }));
+}
+
+#[test]
+fn deploycheck_refuses_bad_input() {
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        "x",
+        "--polcy",
+        "y",
+        "--service",
+        "z",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("a similar argument exists: '--policy'"),
+        "{stderr}"
+    );
+    let node = format!("{DC}/node-abc.json");
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        &node,
+        "--policy",
+        "x.json",
+        "--service",
+        "y.json",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("x.json: cannot read"), "{stderr}");
+    // A properties list is not a node: the file and the problem are named.
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        "testdata/edge/node.json",
+        "--policy",
+        "x.json",
+        "--service",
+        "y.json",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("testdata/edge/node.json: not a node"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        &format!("{DC}/node-abc.json"),
+        "--service",
+        "y",
+    ]);
+    assert_eq!(code, 2, "--policy or --pattern is required: {stderr}");
+}

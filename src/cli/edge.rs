@@ -39,6 +39,9 @@ pub enum EdgeCommand {
     /// Where a service lands on a node: the namespace, or why the node cannot run it (anax's
     /// CheckClusterNamespaceCompatibility).
     Namespace(super::edge_placement::NamespaceArgs),
+    /// Whether services deploy to a node: per service the arch, type, namespace and policy
+    /// checks in anax's order, and the publish-time warnings, over exchange JSON files.
+    Deploycheck(super::edge_deploycheck::DeploycheckArgs),
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
@@ -102,6 +105,7 @@ pub fn edge(group: EdgeGroup) -> CliResult {
         EdgeCommand::VersionRange(args) => version_range(args),
         EdgeCommand::AgentInstall(args) => super::edge_agent::agent_install(args),
         EdgeCommand::Namespace(args) => super::edge_placement::namespace(args),
+        EdgeCommand::Deploycheck(args) => super::edge_deploycheck::deploycheck(args),
     }
 }
 

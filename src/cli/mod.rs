@@ -26,6 +26,8 @@ mod edge;
 #[cfg(feature = "cluster")]
 mod edge_agent;
 #[cfg(feature = "cluster")]
+mod edge_deploycheck;
+#[cfg(feature = "cluster")]
 mod edge_placement;
 mod graph;
 mod inclusion;
@@ -387,6 +389,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
             edge::EdgeCommand::VersionRange(a) => machine(&a.output),
             edge::EdgeCommand::AgentInstall(a) => machine(&a.output),
             edge::EdgeCommand::Namespace(a) => machine(&a.output),
+            edge::EdgeCommand::Deploycheck(a) => machine(&a.output),
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {

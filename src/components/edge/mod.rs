@@ -8,11 +8,15 @@
 //! - [`properties`]: exchange properties `{name, value, type}` and their validation.
 //! - [`placement`]: where a service lands: the built-in namespace properties, the target
 //!   namespace, the agent-side install rule.
+//! - [`exchange`]: exchange documents in the exchange's JSON.
+//! - [`deploycheck`]: deploycheck's per-service checks and warnings.
 //! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
 //!   bidirectional compatibility of two policies.
 
 pub mod agent_install;
 pub mod constraints;
+pub mod deploycheck;
+pub mod exchange;
 pub mod placement;
 pub mod properties;
 pub mod version;

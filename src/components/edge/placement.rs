@@ -275,13 +275,13 @@ pub fn policy_publish_warning(constraints: &[String], cluster_namespace: &str) -
         .iter()
         .any(|c| constraints::parse(c).is_ok_and(|tree| !namespace_terms(&tree).is_empty()));
     (tests_namespace && !cluster_namespace.is_empty()).then(|| format!(
-        "Warning: the deployment policy specifies clusterNamespace '{cluster_namespace}' and its constraints test {NAMESPACE_PROPERTY}: it may result in no service deployment. Run `cvo edge deploycheck` to check it against a node."
+        "the deployment policy specifies clusterNamespace '{cluster_namespace}' and its constraints test {NAMESPACE_PROPERTY}: it may result in no service deployment. Run `cvo edge deploycheck` to check it against a node."
     ))
 }
 
 pub fn service_publish_warning(service: &str, service_namespace: &str) -> Option<String> {
     (!service_namespace.is_empty()).then(|| format!(
-        "Warning: the operator of service {service} embeds namespace '{service_namespace}': the namespace is a deployment concern, set clusterNamespace in the deployment policy or pattern instead; the service might not be deployable to namespace-scoped nodes in other namespaces. Run `cvo edge deploycheck` before deploying it."
+        "the operator of service {service} embeds namespace '{service_namespace}': the namespace is a deployment concern, set clusterNamespace in the deployment policy or pattern instead; the service might not be deployable to namespace-scoped nodes in other namespaces. Run `cvo edge deploycheck` before deploying it."
     ))
 }
 
