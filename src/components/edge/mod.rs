@@ -10,6 +10,7 @@
 //!   namespace, the agent-side install rule.
 //! - [`exchange`]: exchange documents in the exchange's JSON.
 //! - [`deploycheck`]: deploycheck's per-service checks and warnings.
+//! - [`nmp`]: node management policies: schema, validation, the seed's form translated.
 //! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
 //!   bidirectional compatibility of two policies.
 
@@ -17,6 +18,7 @@ pub mod agent_install;
 pub mod constraints;
 pub mod deploycheck;
 pub mod exchange;
+pub mod nmp;
 pub mod placement;
 pub mod properties;
 pub mod version;
