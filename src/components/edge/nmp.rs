@@ -1,10 +1,12 @@
 //! Node management policies (spec B.2): the schema as the exchange stores it and its validation
 //! (anax's and the exchange's rules), with the seed design's form accepted and translated. Pure.
-//! The per-node worker is not here yet.
+//! [`applies`] decides which NMPs apply to a node. The per-node worker is not here yet.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::constraints::eval::{self, PolicySide};
+use super::exchange::NodePolicy;
 use super::properties::Property;
 
 /// `agentUpgradePolicy`: the shipped `{manifest, allowDowngrade}`, plus the seed's
@@ -127,9 +129,100 @@ pub fn validate(mut policy: ManagementPolicy) -> Result<Validated, NmpError> {
     })
 }
 
+/// Whether an NMP applies to a node (anax `nodemanagement.VerifyCompatible`). A pattern node,
+/// or an NMP that lists patterns: the NMP's patterns hold the node's `org/name` or its bare name
+/// (no wildcard). Otherwise a policy node: no node policy, no match; else bidirectional
+/// compatibility of the NMP with the node policy's management view (top-level properties
+/// overlaid by `management.properties`; `management.constraints` if any, else the top level's).
+pub fn applies(
+    node_policy: Option<&NodePolicy>,
+    node_pattern: &str,
+    nmp: &ManagementPolicy,
+) -> bool {
+    if !node_pattern.is_empty() || !nmp.patterns.is_empty() {
+        let bare = node_pattern
+            .split_once('/')
+            .map_or(node_pattern, |(_, name)| name);
+        return !node_pattern.is_empty()
+            && nmp.patterns.iter().any(|p| p == node_pattern || p == bare);
+    }
+    let Some(node_policy) = node_policy else {
+        return false;
+    };
+    let node = node_policy.section(&node_policy.management);
+    let producer = PolicySide {
+        properties: node.properties,
+        constraints: node.constraints,
+    };
+    let consumer = PolicySide {
+        properties: nmp.properties.clone(),
+        constraints: nmp.constraints.clone(),
+    };
+    eval::are_compatible(&producer, &consumer).is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn applicability() {
+        let node_policy: NodePolicy = serde_json::from_str(
+            r#"{"properties": [{"name": "purpose", "value": "edge"}, {"name": "ring", "value": 1}],
+                "constraints": ["team == a"],
+                "management": {"properties": [{"name": "ring", "value": 2}]}}"#,
+        )
+        .unwrap();
+        let pattern_nmp = nmp(r#"{"patterns": ["org/web", "db"]}"#);
+        let policy_nmp = |c: &str, props: &str| {
+            nmp(&format!(
+                r#"{{"constraints": [{c:?}], "properties": {props}}}"#
+            ))
+        };
+        let team_a = r#"[{"name": "team", "value": "a"}]"#;
+        let cases = [
+            // Patterns: full id or bare name; no match across kinds.
+            (None, "org/web", &pattern_nmp, true),
+            (None, "other/db", &pattern_nmp, true),
+            (None, "org/api", &pattern_nmp, false),
+            (Some(&node_policy), "", &pattern_nmp, false),
+            (
+                Some(&node_policy),
+                "org/web",
+                &policy_nmp("ring == 2", team_a),
+                false,
+            ),
+            // Policy nodes: both directions, the management overlay.
+            (
+                Some(&node_policy),
+                "",
+                &policy_nmp("ring == 2", team_a),
+                true,
+            ),
+            (
+                Some(&node_policy),
+                "",
+                &policy_nmp("ring == 1", team_a),
+                false,
+            ),
+            (
+                Some(&node_policy),
+                "",
+                &policy_nmp("purpose == edge", "[]"),
+                false,
+            ),
+            (None, "", &policy_nmp("ring == 2", team_a), false),
+        ];
+        for (policy, pattern, nmp, want) in cases {
+            assert_eq!(applies(policy, pattern, nmp), want, "{pattern} {nmp:?}");
+        }
+        // management.constraints replace the top level's.
+        let mut managed = node_policy.clone();
+        managed.management.constraints = vec!["ok == true".into()];
+        let ok = nmp(r#"{"constraints": [], "properties": [{"name": "ok", "value": true}]}"#);
+        assert!(applies(Some(&managed), "", &ok));
+        assert!(!applies(Some(&node_policy), "", &ok));
+    }
 
     fn nmp(text: &str) -> ManagementPolicy {
         serde_json::from_str(text).unwrap()
