@@ -51,8 +51,8 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 61);
-    assert_eq!(payload.images.len(), 8);
+    assert_eq!(payload.manifests.len(), 69);
+    assert_eq!(payload.images.len(), 9);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
         .manifests
@@ -84,7 +84,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 57);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 65);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -92,7 +92,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        56
+        64
     );
     let tech_preview = excluded(
         &payload,
@@ -369,4 +369,57 @@ fn the_payloads_readme_matches_the_payload() {
         !readme.contains("/work/"),
         "an absolute path outside the repository"
     );
+}
+
+/// The Open Horizon edge cluster agent: the `0000_50_openhorizon-agent_*` files are what
+/// `cvo edge agent-install --write-payload` renders for the default install (cluster-scoped, in
+/// `openhorizon-agent`) with the image the payload's `image-references` pins under
+/// `openhorizon-agent`, every document under the EdgeAgent capability the payload declares.
+#[test]
+fn the_edge_agent_files_are_the_renderers() {
+    use cvo::capability::{Capability, CapabilitySet};
+    use cvo::components::edge::agent_install::{CAPABILITY, payload_files, payload_settings};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads/4.18.0/release-manifests");
+    let references: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("image-references")).unwrap()).unwrap();
+    let tags = references["spec"]["tags"].as_array().unwrap();
+    let tag = tags
+        .iter()
+        .find(|t| t["name"] == "openhorizon-agent")
+        .unwrap();
+    let image = tag["from"]["name"].as_str().unwrap();
+    let files = payload_files(&payload_settings(image)).unwrap();
+    let on_disk: BTreeSet<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("0000_50_openhorizon-agent_"))
+        .collect();
+    let rendered: BTreeSet<String> = files.iter().map(|f| f.name.clone()).collect();
+    assert_eq!(on_disk, rendered);
+    for file in &files {
+        let text = std::fs::read_to_string(root.join(&file.name)).unwrap();
+        assert_eq!(
+            text, file.text,
+            "{} is stale: regenerate it with `cvo edge agent-install --write-payload payloads/4.18.0/release-manifests --image {image}`",
+            file.name
+        );
+    }
+
+    let payload = bundled();
+    let component: Vec<_> = (payload.manifests.iter())
+        .filter(|m| m.file.starts_with("0000_50_openhorizon-agent_"))
+        .collect();
+    assert_eq!(component.len(), 8);
+    for m in &component {
+        assert_eq!(
+            m.annotation("capability.openshift.io/name"),
+            Some(CAPABILITY)
+        );
+    }
+    let registry = payload.registry();
+    let name = Capability::from(CAPABILITY);
+    assert!(registry.set_members(CapabilitySet::V4_18).contains(&name));
+    assert!(!registry.set_members(CapabilitySet::V4_17).contains(&name));
+    let kinds: Vec<&str> = component.iter().map(|m| m.gvk.kind.as_str()).collect();
+    assert!(kinds.contains(&"ClusterRoleBinding"), "{kinds:?}");
 }

@@ -1310,7 +1310,7 @@ fn a_payload_declared_capability_is_known() {
     assert!(typo.contains("did you mean Widgets"), "{typo}");
 }
 
-/// The bundled upgrade pair brings the DeploymentTargets capability, which 4.18.0 declares:
+/// The bundled upgrade pair brings the DeploymentTargets capability (and EdgeAgent), which 4.18.0 declares:
 /// `plan` names it, enabled on a `vCurrent` cluster (which gets the component created) and
 /// disabled on one whose baseline predates it (which gets none of it); `explain` of 4.18.0 with
 /// baseline None excludes every document of the component for that capability.
@@ -1335,7 +1335,7 @@ fn the_upgrade_pair_brings_the_deployment_targets_capability() {
     let (new, current) = plan("payloads/4.17.0", "vCurrent");
     assert_eq!(
         new.as_deref(),
-        Some("Capabilities new in 4.18.0: DeploymentTargets (enabled)")
+        Some("Capabilities new in 4.18.0: DeploymentTargets (enabled), EdgeAgent (enabled)")
     );
     assert!(
         current.contains("\n  Deployment.apps cvo-deployment-targets/deployment-targets (0000_50_deployment-targets_06_deployment.yaml)\n"),
@@ -1344,7 +1344,7 @@ fn the_upgrade_pair_brings_the_deployment_targets_capability() {
     let (new, older) = plan("payloads/4.17.0", "v4.17");
     assert_eq!(
         new.as_deref(),
-        Some("Capabilities new in 4.18.0: DeploymentTargets (disabled)")
+        Some("Capabilities new in 4.18.0: DeploymentTargets (disabled), EdgeAgent (disabled)")
     );
     assert!(!older.contains("0000_50_deployment-targets_"), "{older}");
     assert_eq!(plan("payloads/4.18.0", "vCurrent").0, None);

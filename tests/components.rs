@@ -11,6 +11,8 @@ mod runner;
 
 #[path = "components/deployment_targets.rs"]
 mod deployment_targets;
+#[path = "components/edge_agent.rs"]
+mod edge_agent;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,6 +44,9 @@ const TESTS: &[(&str, TestFn)] = &[
         Box::pin(deployment_targets::environment_webhook_refuses_and_admits(
             c,
         ))
+    }),
+    ("edge_agent_scopes_on_a_real_cluster", |c| {
+        Box::pin(edge_agent::agent_scopes_on_a_real_cluster(c))
     }),
 ];
 

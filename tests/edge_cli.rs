@@ -267,3 +267,345 @@ fn usage_errors_exit_2() {
     let (code, _, err) = text_of(&["constraints", "-o", "yaml", "a == 1"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// Runs `cvo edge agent-install ARGS -o json`: the exit code, the List's items and stderr.
+fn agent_objects(args: &[&str]) -> (i32, Vec<Value>, String) {
+    let out = cvo()
+        .args(["edge", "agent-install"])
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let list: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    (out.status.code().unwrap(), items, stderr)
+}
+
+fn agent_env(items: &[Value], name: &str) -> Value {
+    let deployment = items.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap();
+    env.iter().find(|e| e["name"] == name).unwrap()["value"].clone()
+}
+
+#[test]
+fn agent_install_namespace_scoped_gets_a_role_binding_to_admin() {
+    let (code, items, stderr) = agent_objects(&["--namespace", "team-a", "--namespace-scoped"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let kinds: Vec<&str> = items.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Namespace",
+            "ServiceAccount",
+            "RoleBinding",
+            "Secret",
+            "ConfigMap",
+            "PersistentVolumeClaim",
+            "Deployment",
+            "Service",
+            "CronJob"
+        ]
+    );
+    assert_eq!(items[2]["roleRef"]["name"], "admin");
+    assert_eq!(items[2]["metadata"]["namespace"], "team-a");
+    assert_eq!(agent_env(&items, "AGENT_NAMESPACE"), "team-a");
+    assert_eq!(agent_env(&items, "HZN_NAMESPACE_SCOPED"), "true");
+}
+
+#[test]
+fn agent_install_default_is_cluster_scoped_in_openhorizon_agent() {
+    let (code, items, _) = agent_objects(&[]);
+    assert_eq!(code, 0);
+    assert_eq!(items[0]["metadata"]["name"], "openhorizon-agent");
+    assert_eq!(items[2]["kind"], "ClusterRoleBinding");
+    assert_eq!(
+        items[2]["metadata"]["name"],
+        "openhorizon-agent-openhorizon-agent-cluster-rule"
+    );
+    assert_eq!(items[2]["roleRef"]["name"], "cluster-admin");
+    assert_eq!(agent_env(&items, "HZN_NAMESPACE_SCOPED"), "false");
+}
+
+#[test]
+fn agent_install_rbac_upstream_binds_cluster_admin_and_says_so() {
+    let (code, items, stderr) = agent_objects(&[
+        "--namespace",
+        "team-a",
+        "--namespace-scoped",
+        "--rbac",
+        "upstream",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(items[2]["kind"], "ClusterRoleBinding");
+    assert_eq!(items[2]["roleRef"]["name"], "cluster-admin");
+    assert!(
+        stderr.contains("warning: --rbac upstream: the agent's ServiceAccount is bound to cluster-admin whatever its scope, as anax's agent-install.sh does; this namespace-scoped agent can manage every namespace"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn agent_install_refuses_bad_values() {
+    let (code, _, stderr) = text_of(&["agent-install", "--namespace", "Team_A"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--namespace \"Team_A\" is not a valid namespace name"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = text_of(&["agent-install", "--rbac", "least"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("least-privilege"), "{stderr}");
+    let (code, _, stderr) = text_of(&["agent-install", "--kubeconfig", "x"]);
+    assert_eq!(code, 2, "--kubeconfig needs --check: {stderr}");
+}
+
+#[test]
+fn namespace_answers_with_the_shipped_messages() {
+    let cases: &[(&[&str], Value)] = &[
+        (
+            &["--node-type", "device", "--deployer-namespace", "abc"],
+            json!({"compatible": true, "namespace": "", "reason": ""}),
+        ),
+        (
+            &["--node-type", "cluster"],
+            json!({"compatible": true, "namespace": "openhorizon-agent", "reason": ""}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--service-namespace",
+                "xyz",
+            ],
+            json!({"compatible": true, "namespace": "xyz", "reason": ""}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--namespace-scoped",
+                "--deployer-namespace",
+                "abc",
+            ],
+            json!({"compatible": false, "namespace": "",
+                   "reason": "The namespace 'abc' specified in the deployment policy or pattern does not match the namespace of the agent: 'team'"}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--namespace-scoped",
+                "--service-namespace",
+                "xyz",
+            ],
+            json!({"compatible": false, "namespace": "",
+                   "reason": "The namespace 'xyz' specified in the service does not match the namespace of the agent: 'team'. Please overwrite it in the deployment policy or pattern."}),
+        ),
+        (
+            &[
+                "--node-type",
+                "cluster",
+                "--node-namespace",
+                "team",
+                "--namespace-scoped",
+                "--pattern",
+                "org/p",
+                "--deployer-namespace",
+                "team",
+            ],
+            json!({"compatible": true, "namespace": "team", "reason": ""}),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["namespace"];
+        all.extend_from_slice(args);
+        let (code, got, stderr) = json_of(&all);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert_eq!(&got, want, "{args:?}");
+    }
+}
+
+#[test]
+fn namespace_refuses_bad_flags() {
+    let (code, _, stderr) = text_of(&["namespace", "--node-type", "clustr"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cluster"), "{stderr}");
+    let (code, _, stderr) = text_of(&[
+        "namespace",
+        "--node-type",
+        "cluster",
+        "--pattern",
+        "nopattern",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("a pattern is ORG/NAME"), "{stderr}");
+    let (code, stdout, _) = text_of(&[
+        "namespace",
+        "--node-type",
+        "cluster",
+        "--node-namespace",
+        "ns1",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, "compatible: namespace ns1\n");
+}
+
+const DC: &str = "testdata/edge/deploycheck";
+
+fn deploycheck(args: &[&str]) -> (i32, Value, String) {
+    let mut all = vec!["deploycheck".to_string()];
+    all.extend(args.iter().map(|a| a.replace("DC/", &format!("{DC}/"))));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    json_of(&all)
+}
+
+/// Seed 000's namespace example 4 in real exchange exports: a node in namespace abc, a policy
+/// with clusterNamespace abc and a constraint on openhorizon.kubernetesNamespace == xyz: not
+/// deployed, with deploycheck's conflict warning and the publish-time warnings; a device-only
+/// service fails the type check.
+#[test]
+fn deploycheck_reports_the_checks_and_warnings() {
+    let (code, report, stderr) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--node-policy",
+        "DC/node-policy.json",
+        "--policy",
+        "DC/policy-xyz.json",
+        "--service",
+        "DC/service-nginx.json",
+        "DC/service-device.json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report["compatible"], false);
+    let nginx = &report["services"][0];
+    assert_eq!(nginx["service"], "myorg/nginx-operator_1.0.1_amd64");
+    assert_eq!(nginx["failedCheck"], "policy");
+    assert_eq!(
+        nginx["warnings"][0],
+        "Policy Incompatible: kubernetesNamespace defined in the constraint openhorizon.kubernetesNamespace == xyz is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments"
+    );
+    let device = &report["services"][1];
+    assert_eq!(device["failedCheck"], "type");
+    assert_eq!(
+        device["reason"],
+        "Service does not have cluster deployment configuration for node type 'cluster'."
+    );
+    let warnings = report["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("the deployment policy specifies clusterNamespace 'abc'")
+    );
+    assert!(
+        warnings[1]
+            .as_str()
+            .unwrap()
+            .contains("embeds namespace 'xyz'")
+    );
+}
+
+/// Seed example 1 for namespace-scoped nodes: clusterNamespace abc on a node in abc deploys
+/// there, overriding the service's embedded xyz; the node policy's deployment constraint
+/// (`team == a`) is met by the policy's property.
+#[test]
+fn deploycheck_compatible_with_the_namespace() {
+    let (code, report, _) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--node-policy",
+        "DC/node-policy.json",
+        "--policy",
+        "DC/policy-abc.json",
+        "--service",
+        "DC/service-nginx.json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(report["compatible"], true);
+    assert_eq!(report["services"][0]["namespace"], "abc");
+}
+
+/// The seed's pattern `namespace` is read as `clusterNamespace`, with a warning.
+#[test]
+fn deploycheck_accepts_the_seed_pattern_namespace_with_a_warning() {
+    let (_, report, _) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--pattern",
+        "DC/pattern-seed.json",
+        "--service",
+        "DC/service-nginx.json",
+    ]);
+    assert_eq!(report["compatible"], true);
+    assert!(report["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .starts_with("namespace \"abc\" is the seed design's spelling")
+    }));
+}
+
+#[test]
+fn deploycheck_refuses_bad_input() {
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        "x",
+        "--polcy",
+        "y",
+        "--service",
+        "z",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("a similar argument exists: '--policy'"),
+        "{stderr}"
+    );
+    let node = format!("{DC}/node-abc.json");
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        &node,
+        "--policy",
+        "x.json",
+        "--service",
+        "y.json",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("x.json: cannot read"), "{stderr}");
+    // A properties list is not a node: the file and the problem are named.
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        "testdata/edge/node.json",
+        "--policy",
+        "x.json",
+        "--service",
+        "y.json",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("testdata/edge/node.json: not a node"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        &format!("{DC}/node-abc.json"),
+        "--service",
+        "y",
+    ]);
+    assert_eq!(code, 2, "--policy or --pattern is required: {stderr}");
+}

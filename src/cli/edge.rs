@@ -32,6 +32,16 @@ pub enum EdgeCommand {
     /// `[x,INFINITY)`) and test versions against it.
     #[command(after_help = VERSION_RANGE_HELP)]
     VersionRange(VersionRangeArgs),
+    /// The edge cluster agent's objects (Namespace, ServiceAccount, RBAC, Secret, ConfigMap,
+    /// PVC, Deployment, Service, CronJob) for a namespace and scope; --check tests the install
+    /// script's coexistence rules against a cluster.
+    AgentInstall(super::edge_agent::AgentInstallArgs),
+    /// Where a service lands on a node: the namespace, or why the node cannot run it (anax's
+    /// CheckClusterNamespaceCompatibility).
+    Namespace(super::edge_placement::NamespaceArgs),
+    /// Whether services deploy to a node: per service the arch, type, namespace and policy
+    /// checks in anax's order, and the publish-time warnings, over exchange JSON files.
+    Deploycheck(super::edge_deploycheck::DeploycheckArgs),
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
@@ -93,6 +103,9 @@ pub fn edge(group: EdgeGroup) -> CliResult {
     match group.command {
         EdgeCommand::Constraints(args) => constraints_command(args),
         EdgeCommand::VersionRange(args) => version_range(args),
+        EdgeCommand::AgentInstall(args) => super::edge_agent::agent_install(args),
+        EdgeCommand::Namespace(args) => super::edge_placement::namespace(args),
+        EdgeCommand::Deploycheck(args) => super::edge_deploycheck::deploycheck(args),
     }
 }
 

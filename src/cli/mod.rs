@@ -23,6 +23,12 @@ mod crds;
 mod dt;
 #[cfg(feature = "cluster")]
 mod edge;
+#[cfg(feature = "cluster")]
+mod edge_agent;
+#[cfg(feature = "cluster")]
+mod edge_deploycheck;
+#[cfg(feature = "cluster")]
+mod edge_placement;
 mod graph;
 mod inclusion;
 mod payload_commands;
@@ -390,6 +396,9 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Edge(group) => match &group.command {
             edge::EdgeCommand::Constraints(a) => machine(&a.output),
             edge::EdgeCommand::VersionRange(a) => machine(&a.output),
+            edge::EdgeCommand::AgentInstall(a) => machine(&a.output),
+            edge::EdgeCommand::Namespace(a) => machine(&a.output),
+            edge::EdgeCommand::Deploycheck(a) => machine(&a.output),
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {

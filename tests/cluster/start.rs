@@ -212,8 +212,9 @@ pub async fn start_installs_with_baseline_none(ctx: &Ctx<'_>) -> anyhow::Result<
     );
     let caps = s.capabilities.clone().context("no status.capabilities")?;
     ensure!(caps.enabled_capabilities.is_empty(), "{caps:?}");
-    // openshift/api's 17, and the DeploymentTargets capability the bundled payload declares.
-    ensure!(caps.known_capabilities.len() == 18, "{caps:?}");
+    // openshift/api's 17, and the DeploymentTargets and EdgeAgent capabilities the bundled
+    // payload declares.
+    ensure!(caps.known_capabilities.len() == 19, "{caps:?}");
     ensure!(
         caps.known_capabilities
             .contains(&Capability::new("DeploymentTargets")),
@@ -477,8 +478,8 @@ pub async fn start_serves_metrics_and_readyz(ctx: &Ctx<'_>) -> anyhow::Result<()
     let capabilities: Vec<_> = (text.lines())
         .filter(|l| l.starts_with("cluster_version_capability{"))
         .collect();
-    // openshift/api's 17 and the payload's DeploymentTargets.
-    ensure!(capabilities.len() == 18, "{capabilities:#?}");
+    // openshift/api's 17 and the payload's DeploymentTargets and EdgeAgent.
+    ensure!(capabilities.len() == 19, "{capabilities:#?}");
     ensure!(
         capabilities
             .iter()

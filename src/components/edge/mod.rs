@@ -2,11 +2,23 @@
 //! `cvo` decides placement and node management the way Open Horizon does (spec B.3, issue 11).
 //!
 //! Pure core:
+//! - [`agent_install`]: the edge cluster agent's objects, its RBAC per scope and the
+//!   coexistence rules of the install script.
 //! - [`version`]: versions and version ranges (anax `semanticversion`).
 //! - [`properties`]: exchange properties `{name, value, type}` and their validation.
+//! - [`placement`]: where a service lands: the built-in namespace properties, the target
+//!   namespace, the agent-side install rule.
+//! - [`exchange`]: exchange documents in the exchange's JSON.
+//! - [`deploycheck`]: deploycheck's per-service checks and warnings.
+//! - [`nmp`]: node management policies: schema, validation, the seed's form translated.
 //! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
 //!   bidirectional compatibility of two policies.
 
+pub mod agent_install;
 pub mod constraints;
+pub mod deploycheck;
+pub mod exchange;
+pub mod nmp;
+pub mod placement;
 pub mod properties;
 pub mod version;
