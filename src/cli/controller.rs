@@ -46,7 +46,7 @@ pub struct AgentsArgs {
     #[arg(long, value_name = "ADDR")]
     pub webhook_address: Option<std::net::SocketAddr>,
     /// The names (DNS or IP) the API server reaches the webhook by, for its certificate
-    /// [default: agent-install.NAMESPACE.svc, agent-install.NAMESPACE.svc.cluster.local].
+    /// [default: agents.NAMESPACE.svc, agents.NAMESPACE.svc.cluster.local].
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub webhook_names: Vec<String>,
     /// The ValidatingWebhookConfiguration whose CA bundle the controller keeps.
@@ -185,11 +185,11 @@ async fn agents(args: AgentsArgs) -> anyhow::Result<()> {
         webhook: args.webhook_address.map(|listen| WebhookOptions {
             listen,
             namespace: namespace.clone(),
-            secret: "agent-install-webhook-serving-cert".into(),
+            secret: "agents-webhook-serving-cert".into(),
             names: match args.webhook_names.is_empty() {
                 true => vec![
-                    format!("agent-install.{namespace}.svc"),
-                    format!("agent-install.{namespace}.svc.cluster.local"),
+                    format!("agents.{namespace}.svc"),
+                    format!("agents.{namespace}.svc.cluster.local"),
                 ],
                 false => args.webhook_names.clone(),
             },
@@ -197,7 +197,7 @@ async fn agents(args: AgentsArgs) -> anyhow::Result<()> {
         }),
     };
     let component = Arc::new(Agents::new(settings));
-    run_host(client, component, &args.host, "agent-install").await
+    run_host(client, component, &args.host, "agents").await
 }
 
 /// Runs `component` under the host until SIGTERM.

@@ -430,7 +430,7 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
             },
             reason: event.reason.to_owned(),
             note: Some(event.message.clone()),
-            action: event.reason.to_owned(),
+            action: event.action.clone(),
             secondary: Some(agent.object_ref(&())),
         };
         if let Err(e) = shared.recorder.publish(&kube_event, &reference).await {

@@ -14,18 +14,21 @@
 //! - [`reconcile`]: one Agent reconcile as a pure step (refresh, bind/unbind, conditions,
 //!   Events and their scope), registration and next steps, teardown, the InfraEnv status.
 //! - [`webhook`]: the Agent and InfraEnv admission rules (`cvo agent admit`).
+//! - [`discovery`]: the simulated discovery agent's inventory.
 //!
 //! Shell (I/O): [`controller`] (`cvo controller agents`: watch caches, the Agent, ClusterDeployment
 //! and InfraEnv controllers, Events, the ClusterOperator) and [`admission`] (the webhooks'
-//! AdmissionReview exchange).
+//! AdmissionReview exchange), and [`simulator`] (`cvo agent simulate`).
 
 pub mod admission;
 pub mod binding;
 pub mod conditions;
 pub mod controller;
 pub mod crds;
+pub mod discovery;
 pub mod keys;
 pub mod reconcile;
+pub mod simulator;
 pub mod state;
 pub mod types;
 pub mod validation;

@@ -84,6 +84,10 @@ pub struct HostEventRecord {
     pub warning: bool,
     /// Upstream's event name (see [`event`]).
     pub reason: &'static str,
+    /// The Event's `action`: `BindHost`, `UnbindHost`, or for a status update the state
+    /// reached (Events with the same object, reason and action are one series, so each
+    /// state gets its own).
+    pub action: String,
     pub message: String,
 }
 
@@ -247,6 +251,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                         scope: EventScope::ClusterDeployment(cd),
                         warning: false,
                         reason: event::HOST_BIND_SUCCEEDED,
+                        action: "BindHost".to_owned(),
                         message: format!(
                             "Host {}: Successfully bound to cluster {id}",
                             display_name(agent, &before)
@@ -261,6 +266,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                             scope: infra_env_scope.clone(),
                             warning: true,
                             reason: event::HOST_BIND_FAILED,
+                            action: "BindHost".to_owned(),
                             message: format!(
                                 "Host {}: Failed to bind to cluster {id}: {message}",
                                 display_name(agent, &before)
@@ -294,6 +300,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                         scope: infra_env_scope.clone(),
                         warning: false,
                         reason: event::HOST_UNBIND_SUCCEEDED,
+                        action: "UnbindHost".to_owned(),
                         message: format!(
                             "Host {}: Successfully unbound from cluster {}",
                             display_name(agent, &before),
@@ -313,6 +320,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                             scope,
                             warning: true,
                             reason: event::HOST_UNBIND_FAILED,
+                            action: "UnbindHost".to_owned(),
                             message: format!(
                                 "Host {}: Failed to unbind: {message}",
                                 display_name(agent, &before)
@@ -354,6 +362,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
             scope,
             warning: false,
             reason: event::HOST_STATUS_UPDATED,
+            action: status.debug_info.state.clone(),
             message: format!(
                 "Host {}: updated status from {} to {} ({})",
                 display_name(agent, &status),
