@@ -394,14 +394,17 @@ fn bundled_upgrade_pair() {
     // The CVO's ClusterRole grows (validatingwebhookconfigurations) besides the 4.17.0 ones.
     assert_eq!(ids(&plan, "update").len(), 5, "{:#}", plan["update"]);
     assert!(plan["leftBehind"].as_array().unwrap().is_empty());
-    // DeploymentTargets arrives with 4.18.0, disabled on this cluster: none of it is created.
+    // DeploymentTargets and AgentInstall arrive with 4.18.0, disabled on this cluster: none of
+    // them is created.
     assert_eq!(
         plan["newCapabilities"],
-        serde_json::json!(["DeploymentTargets"])
+        serde_json::json!(["AgentInstall", "DeploymentTargets"])
     );
-    assert!(
-        !strings(&plan["enabledCapabilities"]).contains("DeploymentTargets"),
-        "{}",
-        plan["enabledCapabilities"]
-    );
+    for capability in ["AgentInstall", "DeploymentTargets"] {
+        assert!(
+            !strings(&plan["enabledCapabilities"]).contains(capability),
+            "{}",
+            plan["enabledCapabilities"]
+        );
+    }
 }
