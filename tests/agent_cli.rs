@@ -416,3 +416,35 @@ fn crds_of_the_agents_component() {
         );
     }
 }
+
+#[test]
+fn simulate_usage_errors() {
+    let (code, _, stderr) = run(
+        &["agent", "simulate", "--infraenv", "pool", "--hosts", "2"],
+        None,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("\"pool\" is not NAMESPACE/NAME"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["agent", "simulate", "--infraenv", "ns/pool"], None);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--hosts"), "{stderr}");
+    // No cluster: an error naming the kubeconfig, exit 1.
+    let (code, _, stderr) = run(
+        &[
+            "agent",
+            "simulate",
+            "--infraenv",
+            "ns/pool",
+            "--hosts",
+            "1",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("/nonexistent/kubeconfig"), "{stderr}");
+}

@@ -51,7 +51,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 69);
+    assert_eq!(payload.manifests.len(), 83);
     assert_eq!(payload.images.len(), 9);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -84,7 +84,7 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 65);
+    assert_eq!(count(&config("single-node-developer", "", &[], None)), 79);
     assert_eq!(
         count(&config(
             DEFAULT_CLUSTER_PROFILE,
@@ -92,7 +92,7 @@ fn other_configurations() {
             &[],
             Some("internal-openshift-hosted")
         )),
-        64
+        78
     );
     let tech_preview = excluded(
         &payload,
@@ -132,8 +132,8 @@ fn feature_gates_come_from_the_payload_feature_gate_manifest() {
     );
 }
 
-/// The bundled CRD manifests are `cvo crds` (`--component deployment-targets` for the
-/// component's), one file each: regenerate them when the types change.
+/// The bundled CRD manifests are `cvo crds` (`--component deployment-targets` and
+/// `--component agents` for the components'), one file each: regenerate them when the types change.
 #[test]
 fn bundled_crds_match_the_types() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads/4.18.0");
@@ -148,8 +148,19 @@ fn bundled_crds_match_the_types() {
         "release-manifests/0000_50_deployment-targets_01_environments.crd.yaml",
         "release-manifests/0000_50_deployment-targets_01_gitopsdeploymentmanagedenvironments.crd.yaml",
     ];
+    let agent_files = [
+        "release-manifests/0000_50_agents_01_agents.crd.yaml",
+        "release-manifests/0000_50_agents_01_infraenvs.crd.yaml",
+        "release-manifests/0000_50_agents_01_clusterdeployments.crd.yaml",
+        "release-manifests/0000_50_agents_01_agentclusterinstalls.crd.yaml",
+    ];
     let cases = [
         (cvo::cluster::crds(), &cvo_files[..], "cvo crds"),
+        (
+            cvo::components::agents::crds::crds(),
+            &agent_files[..],
+            "cvo crds --component agents",
+        ),
         (
             cvo::components::deployment_targets::crds::crds(),
             &component_files[..],
@@ -175,15 +186,26 @@ fn bundled_crds_match_the_types() {
 /// capability gets none of them, with upstream's reason.
 #[test]
 fn the_deployment_targets_component_is_one_capability() {
+    component_is_one_capability("0000_50_deployment-targets_", "DeploymentTargets", 15);
+}
+
+/// The agent late-binding component: 14 documents in `0000_50_agents_*` files, under the
+/// AgentInstall capability, as the DeploymentTarget component.
+#[test]
+fn the_agents_component_is_one_capability() {
+    component_is_one_capability("0000_50_agents_", "AgentInstall", 14);
+}
+
+fn component_is_one_capability(prefix: &str, capability: &str, documents: usize) {
     use cvo::capability::{Capability, CapabilitySet};
     let payload = bundled();
     let component: Vec<_> = (payload.manifests.iter())
-        .filter(|m| m.file.starts_with("0000_50_deployment-targets_"))
+        .filter(|m| m.file.starts_with(prefix))
         .collect();
-    assert_eq!(component.len(), 15);
+    assert_eq!(component.len(), documents);
     for m in &component {
         for (key, value) in [
-            ("capability.openshift.io/name", "DeploymentTargets"),
+            ("capability.openshift.io/name", capability),
             (
                 "include.release.openshift.io/self-managed-high-availability",
                 "true",
@@ -194,7 +216,7 @@ fn the_deployment_targets_component_is_one_capability() {
         }
     }
     let registry = payload.registry();
-    let name = Capability::from("DeploymentTargets");
+    let name = Capability::from(capability);
     assert!(registry.set_members(CapabilitySet::V4_18).contains(&name));
     assert!(
         registry
@@ -218,7 +240,7 @@ fn the_deployment_targets_component_is_one_capability() {
         assert!(
             excluded.contains(&(
                 m.file.to_string(),
-                "disabled capabilities: DeploymentTargets".to_string()
+                format!("disabled capabilities: {capability}")
             )),
             "{}",
             m.describe()

@@ -1335,7 +1335,9 @@ fn the_upgrade_pair_brings_the_deployment_targets_capability() {
     let (new, current) = plan("payloads/4.17.0", "vCurrent");
     assert_eq!(
         new.as_deref(),
-        Some("Capabilities new in 4.18.0: DeploymentTargets (enabled), EdgeAgent (enabled)")
+        Some(
+            "Capabilities new in 4.18.0: AgentInstall (enabled), DeploymentTargets (enabled), EdgeAgent (enabled)"
+        )
     );
     assert!(
         current.contains("\n  Deployment.apps cvo-deployment-targets/deployment-targets (0000_50_deployment-targets_06_deployment.yaml)\n"),
@@ -1344,7 +1346,9 @@ fn the_upgrade_pair_brings_the_deployment_targets_capability() {
     let (new, older) = plan("payloads/4.17.0", "v4.17");
     assert_eq!(
         new.as_deref(),
-        Some("Capabilities new in 4.18.0: DeploymentTargets (disabled), EdgeAgent (disabled)")
+        Some(
+            "Capabilities new in 4.18.0: AgentInstall (disabled), DeploymentTargets (disabled), EdgeAgent (disabled)"
+        )
     );
     assert!(!older.contains("0000_50_deployment-targets_"), "{older}");
     assert_eq!(plan("payloads/4.18.0", "vCurrent").0, None);

@@ -53,9 +53,10 @@ mod upgrade_tests;
 use start_tests::{
     start_as_restricted_user, start_command, start_creates_or_explains_the_lease_namespace,
     start_enables_then_keeps_a_capability, start_honours_overrides,
-    start_installs_the_deployment_targets_component, start_installs_with_baseline_none,
-    start_leader_election_hands_over, start_serves_metrics_and_readyz,
-    start_shows_available_updates, start_wakes_on_spec_change_and_bounds_passes,
+    start_installs_the_agents_component, start_installs_the_deployment_targets_component,
+    start_installs_with_baseline_none, start_leader_election_hands_over,
+    start_serves_metrics_and_readyz, start_shows_available_updates,
+    start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
     upgrade_command_requests_and_clears, upgrade_from_release_images,
@@ -110,6 +111,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("start_installs_the_deployment_targets_component", |c| {
         Box::pin(start_installs_the_deployment_targets_component(c))
+    }),
+    ("start_installs_the_agents_component", |c| {
+        Box::pin(start_installs_the_agents_component(c))
     }),
     ("start_command", |c| Box::pin(start_command(c))),
     ("start_serves_metrics_and_readyz", |c| {

@@ -9,6 +9,8 @@ mod cluster_support;
 #[path = "support/runner.rs"]
 mod runner;
 
+#[path = "components/agents.rs"]
+mod agents;
 #[path = "components/deployment_targets.rs"]
 mod deployment_targets;
 #[path = "components/edge_agent.rs"]
@@ -48,14 +50,29 @@ const TESTS: &[(&str, TestFn)] = &[
     ("edge_agent_scopes_on_a_real_cluster", |c| {
         Box::pin(edge_agent::agent_scopes_on_a_real_cluster(c))
     }),
+    ("agents_pool_registration", |c| {
+        Box::pin(agents::pool_registration(c))
+    }),
+    ("agents_bind_move_and_unbind", |c| {
+        Box::pin(agents::bind_move_and_unbind(c))
+    }),
+    ("agents_cluster_deletion_returns_or_deletes_agents", |c| {
+        Box::pin(agents::cluster_deletion_returns_or_deletes_agents(c))
+    }),
 ];
+
+/// Every component's CRDs.
+async fn install(admin: &kube::Client) -> anyhow::Result<()> {
+    deployment_targets::install(admin).await?;
+    agents::install(admin).await
+}
 
 fn main() -> ExitCode {
     let suite = Suite {
         what: "component",
         tests: TESTS,
         timeout: TEST_TIMEOUT,
-        setup: Some(|admin| Box::pin(deployment_targets::install(admin))),
+        setup: Some(|admin| Box::pin(install(admin))),
     };
     suite.main(|| {
         Cluster::start_with_controllers("namespace,garbagecollector,clusterrole-aggregation")

@@ -394,13 +394,13 @@ fn bundled_upgrade_pair() {
     // The CVO's ClusterRole grows (validatingwebhookconfigurations) besides the 4.17.0 ones.
     assert_eq!(ids(&plan, "update").len(), 5, "{:#}", plan["update"]);
     assert!(plan["leftBehind"].as_array().unwrap().is_empty());
-    // DeploymentTargets and EdgeAgent arrive with 4.18.0, disabled on this cluster: none of
+    // AgentInstall, DeploymentTargets and EdgeAgent arrive with 4.18.0, disabled on this cluster: none of
     // them is created.
     assert_eq!(
         plan["newCapabilities"],
-        serde_json::json!(["DeploymentTargets", "EdgeAgent"])
+        serde_json::json!(["AgentInstall", "DeploymentTargets", "EdgeAgent"])
     );
-    for capability in ["DeploymentTargets", "EdgeAgent"] {
+    for capability in ["AgentInstall", "DeploymentTargets", "EdgeAgent"] {
         assert!(
             !strings(&plan["enabledCapabilities"]).contains(capability),
             "{}",

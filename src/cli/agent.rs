@@ -33,6 +33,64 @@ pub enum AgentCommand {
     /// Judge an Agent or InfraEnv create or update as the admission webhook does.
     #[command(after_help = ADMIT_HELP)]
     Admit(AdmitArgs),
+    /// Simulate N hosts booting an InfraEnv's discovery image: they register as Agents with an
+    /// inventory, check in, and obey the `exit` step that completes a bind or an unbind,
+    /// until interrupted.
+    #[command(after_help = SIMULATE_HELP)]
+    Simulate(SimulateArgs),
+}
+
+const SIMULATE_HELP: &str = "The simulator does, through the Kubernetes API, what assisted-service does for a real
+discovery agent: it creates the Agents (named PREFIX-N, in the InfraEnv's namespace) and writes the host's registration
+(state and inventory) into their status; `cvo controller agents` does the rest. Hosts below the pool minimums
+(2 cores, 8 GiB memory, a 100 GB disk) become insufficient-unbound. A host installed from disk runs no discovery
+agent; running the simulator again boots every host into the discovery image again.
+
+Exit codes:
+  0  interrupted (SIGINT/SIGTERM) after registering
+  1  the InfraEnv or the cluster cannot be read, or a host cannot register
+  2  usage error";
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The InfraEnv whose discovery image the hosts boot, as NAMESPACE/NAME.
+    #[arg(long, value_name = "NS/NAME", value_parser = parse_namespaced)]
+    pub infraenv: (String, String),
+    /// How many hosts.
+    #[arg(long, value_name = "N")]
+    pub hosts: u32,
+    /// CPU cores per host.
+    #[arg(long, value_name = "C", default_value_t = 4)]
+    pub cpu: i64,
+    /// Memory per host, GiB.
+    #[arg(long, value_name = "M", default_value_t = 16)]
+    pub memory_gib: i64,
+    /// Installation disk per host, GiB.
+    #[arg(long, value_name = "D", default_value_t = 120)]
+    pub disk_gib: i64,
+    /// Kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Agent names are PREFIX-0, PREFIX-1, ... [default: the InfraEnv's name].
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Seconds between a host's check-ins.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub check_in_seconds: u64,
+    /// Milliseconds between looks at the hosts' next steps.
+    #[arg(long, value_name = "MS", default_value_t = 500, hide = true)]
+    pub poll_millis: u64,
+}
+
+fn parse_namespaced(value: &str) -> Result<(String, String), String> {
+    match value.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((ns.to_owned(), name.to_owned()))
+        }
+        _ => Err(format!(
+            "{value:?} is not NAMESPACE/NAME (e.g. --infraenv pool/datacenter-a)"
+        )),
+    }
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
@@ -160,7 +218,46 @@ pub fn agent(group: AgentGroup) -> CliResult {
     match group.command {
         AgentCommand::Transition(args) => transition_command(args),
         AgentCommand::Admit(args) => admit(args),
+        AgentCommand::Simulate(args) => simulate(args),
     }
+}
+
+fn simulate(args: SimulateArgs) -> CliResult {
+    use crate::components::agents::discovery::Hardware;
+    use crate::components::agents::simulator::{SimulatorOptions, run};
+    let (namespace, name) = args.infraenv.clone();
+    let options = SimulatorOptions {
+        prefix: args.prefix.clone().unwrap_or_else(|| name.clone()),
+        namespace,
+        infra_env: name,
+        hosts: args.hosts,
+        hardware: Hardware {
+            cpu_cores: args.cpu,
+            memory_gib: args.memory_gib,
+            disk_gib: args.disk_gib,
+        },
+        heartbeat: std::time::Duration::from_secs(args.check_in_seconds.max(1)),
+        poll: std::time::Duration::from_millis(args.poll_millis.max(10)),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let client = super::connect::connect(args.kubeconfig.as_deref(), None).await?;
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            crate::host::signal::shutdown_signal().await;
+            let _ = tx.send(true);
+        });
+        let infraenv = format!("{}/{}", options.namespace, options.infra_env);
+        let registered = |n: u32| {
+            println!("registered {n} hosts from InfraEnv {infraenv}");
+        };
+        run(client, options.clone(), registered, rx).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `cvo agent transition`'s answer.

@@ -11,6 +11,7 @@ use anyhow::{Context as _, anyhow};
 use clap::{Args, Subcommand};
 
 use super::CliResult;
+use crate::components::agents::controller::{Agents, Settings as AgentSettings};
 use crate::components::deployment_targets::controller::{DeploymentTargets, Settings};
 use crate::components::deployment_targets::model::NamespaceProvisionerSettings;
 use crate::host::controller::{ControllerMetrics, HostOptions, run_component};
@@ -30,6 +31,31 @@ pub enum ComponentCommand {
     /// DeploymentTargets, provisions and reclaims targets, projects Environments to managed
     /// environments.
     DeploymentTargets(DeploymentTargetsArgs),
+    /// Agent late binding (Assisted Installer): keeps Agents' host state, binds, unbinds and
+    /// moves them as their `spec.clusterDeploymentName` says, returns them to the pool when a
+    /// ClusterDeployment goes, keeps InfraEnvs' status.
+    Agents(AgentsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Where the Agent and InfraEnv admission webhooks are served over TLS (off when not
+    /// given).
+    #[arg(long, value_name = "ADDR")]
+    pub webhook_address: Option<std::net::SocketAddr>,
+    /// The names (DNS or IP) the API server reaches the webhook by, for its certificate
+    /// [default: agents.NAMESPACE.svc, agents.NAMESPACE.svc.cluster.local].
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub webhook_names: Vec<String>,
+    /// The ValidatingWebhookConfiguration whose CA bundle the controller keeps.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "agent-install.openshift.io"
+    )]
+    pub webhook_configuration: String,
 }
 
 /// The flags every component's controller has.
@@ -98,6 +124,7 @@ pub fn controller(group: ControllerGroup) -> CliResult {
         .context("cannot start the async runtime")?;
     match group.component {
         ComponentCommand::DeploymentTargets(args) => runtime.block_on(deployment_targets(args))?,
+        ComponentCommand::Agents(args) => runtime.block_on(agents(args))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -146,6 +173,31 @@ async fn deployment_targets(args: DeploymentTargetsArgs) -> anyhow::Result<()> {
     };
     let component = Arc::new(DeploymentTargets { settings });
     run_host(client, component, &args.host, "deployment-targets").await
+}
+
+async fn agents(args: AgentsArgs) -> anyhow::Result<()> {
+    let client = super::connect::connect(args.host.kubeconfig.as_deref(), None).await?;
+    let namespace = &args.host.namespace;
+    let settings = AgentSettings {
+        version: args.host.operator_version.clone(),
+        status_interval: Duration::from_secs(30),
+        requirements: Default::default(),
+        webhook: args.webhook_address.map(|listen| WebhookOptions {
+            listen,
+            namespace: namespace.clone(),
+            secret: "agents-webhook-serving-cert".into(),
+            names: match args.webhook_names.is_empty() {
+                true => vec![
+                    format!("agents.{namespace}.svc"),
+                    format!("agents.{namespace}.svc.cluster.local"),
+                ],
+                false => args.webhook_names.clone(),
+            },
+            configuration: args.webhook_configuration.clone(),
+        }),
+    };
+    let component = Arc::new(Agents::new(settings));
+    run_host(client, component, &args.host, "agents").await
 }
 
 /// Runs `component` under the host until SIGTERM.

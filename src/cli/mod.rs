@@ -229,8 +229,8 @@ pub enum Command {
     /// DeploymentTargets, claims and classes: `dt reconcile` runs their controllers offline.
     #[cfg(feature = "cluster")]
     Dt(dt::DtGroup),
-    /// Agent late binding offline: `agent transition` runs the host state machine,
-    /// `agent admit` the Agent and InfraEnv admission rules.
+    /// Agent late binding: `agent transition` runs the host state machine, `agent admit` the
+    /// Agent and InfraEnv admission rules, `agent simulate` boots simulated hosts.
     #[cfg(feature = "cluster")]
     Agent(agent::AgentGroup),
     /// Open Horizon edge policies: `edge constraints` validates and decides constraints,
@@ -391,6 +391,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         Command::Agent(group) => match &group.command {
             agent::AgentCommand::Transition(a) => machine(&a.output),
             agent::AgentCommand::Admit(a) => machine(&a.output),
+            agent::AgentCommand::Simulate(_) => false,
         },
         #[cfg(feature = "cluster")]
         Command::Edge(group) => match &group.command {

@@ -5,10 +5,13 @@
 //! * [`serve`]: `/metrics`, `/healthz` and `/readyz`;
 //! * [`signal`]: stopping on SIGTERM;
 //! * [`webhook`]: admission webhooks over TLS, with a certificate the controller makes;
-//! * [`controller`]: the host of components' controllers (leadership, metrics, Events).
+//! * [`controller`]: the host of components' controllers (leadership, metrics, Events);
+//! * [`operator_status`] (pure) and [`cluster_operator`]: the ClusterOperator a component keeps.
 
+pub mod cluster_operator;
 pub mod controller;
 pub mod lease;
+pub mod operator_status;
 pub mod serve;
 pub mod signal;
 pub mod webhook;

@@ -181,7 +181,13 @@ pub async fn apply_bundled_payload(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         if deleted && include(m, &config).is_ok() {
             applied += 1; // a deletion (here: of nothing) is a done task too
         }
-        let disabled = ["Console", "baremetal", "MachineAPI", "DeploymentTargets"];
+        let disabled = [
+            "Console",
+            "baremetal",
+            "MachineAPI",
+            "DeploymentTargets",
+            "AgentInstall",
+        ];
         if disabled.contains(&capability) || deleted || is_co {
             ensure!(!there, "{} exists", m.describe());
         }

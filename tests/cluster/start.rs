@@ -212,9 +212,9 @@ pub async fn start_installs_with_baseline_none(ctx: &Ctx<'_>) -> anyhow::Result<
     );
     let caps = s.capabilities.clone().context("no status.capabilities")?;
     ensure!(caps.enabled_capabilities.is_empty(), "{caps:?}");
-    // openshift/api's 17, and the DeploymentTargets and EdgeAgent capabilities the bundled
+    // openshift/api's 17, and the DeploymentTargets, AgentInstall and EdgeAgent capabilities the bundled
     // payload declares.
-    ensure!(caps.known_capabilities.len() == 19, "{caps:?}");
+    ensure!(caps.known_capabilities.len() == 20, "{caps:?}");
     ensure!(
         caps.known_capabilities
             .contains(&Capability::new("DeploymentTargets")),
@@ -478,8 +478,8 @@ pub async fn start_serves_metrics_and_readyz(ctx: &Ctx<'_>) -> anyhow::Result<()
     let capabilities: Vec<_> = (text.lines())
         .filter(|l| l.starts_with("cluster_version_capability{"))
         .collect();
-    // openshift/api's 17 and the payload's DeploymentTargets and EdgeAgent.
-    ensure!(capabilities.len() == 19, "{capabilities:#?}");
+    // openshift/api's 17 and the payload's DeploymentTargets, AgentInstall and EdgeAgent.
+    ensure!(capabilities.len() == 20, "{capabilities:#?}");
     ensure!(
         capabilities
             .iter()
@@ -944,6 +944,27 @@ pub async fn start_creates_or_explains_the_lease_namespace(ctx: &Ctx<'_>) -> any
     Ok(())
 }
 
+/// A payload component as `cvo start` installs it: its capability, namespace, one of its CRDs,
+/// its ServiceAccount (the controller runs as it), Lease, ClusterOperator, and how to run it.
+struct ComponentCase {
+    capability: &'static str,
+    namespace: &'static str,
+    crd: &'static str,
+    service_account: &'static str,
+    operator: &'static str,
+    /// A controller whose reconciles must not have failed.
+    controller: &'static str,
+    run: RunController,
+}
+
+/// Starts a component's controller (`run_component` on a task).
+type RunController = fn(
+    kube::Client,
+    cvo::host::controller::HostOptions,
+    Arc<cvo::host::controller::ControllerMetrics>,
+    watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<Result<(), cvo::host::controller::HostError>>;
+
 /// The DeploymentTarget component of the bundled payload through `cvo start`: absent while its
 /// capability is off; enabling it installs it, and its controller, run as the component's own
 /// ServiceAccount with the payload's RBAC, brings its ClusterOperator up so the pass completes;
@@ -951,11 +972,64 @@ pub async fn start_creates_or_explains_the_lease_namespace(ctx: &Ctx<'_>) -> any
 pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     use cvo::components::deployment_targets::controller::{DeploymentTargets, Settings};
     use cvo::components::deployment_targets::model::NamespaceProvisionerSettings;
-    use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
+    let case = ComponentCase {
+        capability: "DeploymentTargets",
+        namespace: "cvo-deployment-targets",
+        crd: "deploymenttargets.appstudio.redhat.com",
+        service_account: "deployment-targets",
+        operator: "deployment-targets",
+        controller: "claims",
+        run: |client, host, metrics, stopped| {
+            let settings = Settings {
+                version: "0.0.1-snapshot".into(),
+                namespace_provisioner: NamespaceProvisionerSettings {
+                    server: "https://kubernetes.default.svc".into(),
+                    certificate_authority_data: None,
+                },
+                insecure_provisioned_targets: false,
+                status_interval: Duration::from_secs(2),
+                webhook: None,
+            };
+            let component = Arc::new(DeploymentTargets { settings });
+            tokio::spawn(cvo::host::controller::run_component(
+                client, component, host, metrics, stopped,
+            ))
+        },
+    };
+    start_installs_component(ctx, case).await
+}
+
+/// The agent late-binding component, the same way (its controller as the payload's
+/// ServiceAccount `agents`, with the payload's least-privilege RBAC).
+pub async fn start_installs_the_agents_component(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use cvo::components::agents::controller::{Agents, Settings};
+    let case = ComponentCase {
+        capability: "AgentInstall",
+        namespace: "cvo-agents",
+        crd: "agents.agent-install.openshift.io",
+        service_account: "agents",
+        operator: "agent-install",
+        controller: "agents",
+        run: |client, host, metrics, stopped| {
+            let settings = Settings {
+                version: "0.0.1-snapshot".into(),
+                status_interval: Duration::from_secs(2),
+                webhook: None,
+                requirements: Default::default(),
+            };
+            let component = Arc::new(Agents::new(settings));
+            tokio::spawn(cvo::host::controller::run_component(
+                client, component, host, metrics, stopped,
+            ))
+        },
+    };
+    start_installs_component(ctx, case).await
+}
+
+async fn start_installs_component(ctx: &Ctx<'_>, case: ComponentCase) -> anyhow::Result<()> {
+    use cvo::host::controller::{ControllerMetrics, HostOptions};
     use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    const COMPONENT: &str = "DeploymentTargets";
-    const NAMESPACE: &str = "cvo-deployment-targets";
 
     let api = reset_cluster_version(ctx).await?;
     let mut options = options()?;
@@ -971,15 +1045,11 @@ pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> a
     clean_pass(&ctx.admin, &options, &mut state).await?;
     let crds: Api<CustomResourceDefinition> = Api::all(ctx.admin.clone());
     let namespaces: Api<Namespace> = Api::all(ctx.admin.clone());
-    ensure!(
-        crds.get_opt("deploymenttargets.appstudio.redhat.com")
-            .await?
-            .is_none()
-    );
-    ensure!(namespaces.get_opt(NAMESPACE).await?.is_none());
-    ensure!(co.get_opt("deployment-targets").await?.is_none());
+    ensure!(crds.get_opt(case.crd).await?.is_none());
+    ensure!(namespaces.get_opt(case.namespace).await?.is_none());
+    ensure!(co.get_opt(case.operator).await?.is_none());
 
-    let set_spec = |additional: &'static [&'static str]| {
+    let set_spec = |additional: Vec<&'static str>| {
         let api = api.clone();
         async move {
             let patch = json!({"spec": {"capabilities": {"baselineCapabilitySet": "None",
@@ -988,7 +1058,7 @@ pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> a
                 .await
         }
     };
-    set_spec(&[COMPONENT]).await?;
+    set_spec(vec![case.capability]).await?;
     // Its controller does not run yet: the pass installs everything up to the ClusterOperator,
     // then waits on it.
     let pass = sync_once(&ctx.admin, &options, &mut state).await?;
@@ -998,43 +1068,23 @@ pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> a
         "{:#?}",
         pass.report.errors
     );
-    ensure!(
-        crds.get_opt("deploymenttargets.appstudio.redhat.com")
-            .await?
-            .is_some()
-    );
+    ensure!(crds.get_opt(case.crd).await?.is_some());
 
     // The controller as the payload's ServiceAccount: the payload's RBAC is all it has.
-    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), NAMESPACE);
-    let client = token_client(ctx, &accounts, "deployment-targets").await?;
-    let settings = Settings {
-        version: "0.0.1-snapshot".into(),
-        namespace_provisioner: NamespaceProvisionerSettings {
-            server: "https://kubernetes.default.svc".into(),
-            certificate_authority_data: None,
-        },
-        insecure_provisioned_targets: false,
-        status_interval: Duration::from_secs(2),
-        webhook: None,
-    };
+    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), case.namespace);
+    let client = token_client(ctx, &accounts, case.service_account).await?;
     let host = HostOptions {
         listen: "127.0.0.1:0".parse()?,
         lease: Some(LeaseConfig::named(
-            NAMESPACE,
-            "deployment-targets",
+            case.namespace,
+            case.service_account,
             "test-replica",
         )),
     };
     let metrics = Arc::new(ControllerMetrics::new());
     let (stop, stopped) = watch::channel(false);
-    let controller = tokio::spawn(run_component(
-        client,
-        Arc::new(DeploymentTargets { settings }),
-        host,
-        metrics.clone(),
-        stopped,
-    ));
-    wait_for_available(&co, "deployment-targets").await?;
+    let controller = (case.run)(client, host, metrics.clone(), stopped);
+    wait_for_available(&co, case.operator).await?;
     clean_pass(&ctx.admin, &options, &mut state).await?;
     let s = status(ctx).await?;
     let enabled = s
@@ -1042,31 +1092,27 @@ pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> a
         .clone()
         .unwrap_or_default()
         .enabled_capabilities;
-    ensure!(enabled.contains(&Capability::new(COMPONENT)), "{enabled:?}");
+    ensure!(
+        enabled.contains(&Capability::new(case.capability)),
+        "{enabled:?}"
+    );
 
     // Disabling keeps it (a fresh operator reads the prior capabilities from the status).
-    set_spec(&[]).await?;
+    set_spec(vec![]).await?;
     run(&ctx.admin, &options, watch::channel(false).1).await?;
-    ensure!(
-        crds.get_opt("deploymenttargets.appstudio.redhat.com")
-            .await?
-            .is_some()
-    );
+    ensure!(crds.get_opt(case.crd).await?.is_some());
     let s = status(ctx).await?;
-    check_condition(
-        &s,
-        "ImplicitlyEnabledCapabilities",
-        (
-            "True",
-            "The following capabilities could not be disabled: DeploymentTargets",
-        ),
-    )?;
+    let message = format!(
+        "The following capabilities could not be disabled: {}",
+        case.capability
+    );
+    check_condition(&s, "ImplicitlyEnabledCapabilities", ("True", &message))?;
     let _ = stop.send(true);
     match tokio::time::timeout(Duration::from_secs(30), controller).await {
         Ok(Ok(Ok(()))) => {}
         other => anyhow::bail!("the controller did not stop cleanly: {other:?}"),
     }
-    ensure!(metrics.reconciles("claims", "error") == 0);
+    ensure!(metrics.reconciles(case.controller, "error") == 0);
     Ok(())
 }
 

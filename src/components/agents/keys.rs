@@ -69,3 +69,13 @@ pub const MULTI_CPU_ARCHITECTURE: &str = "multi";
 
 /// `deprovision_info.message` while the unbound host has not re-registered yet.
 pub const DEPROVISION_MESSAGE: &str = "Waiting for host to unbind to do spoke cleanup";
+
+/// The ClusterDeployment finalizer: deleting a ClusterDeployment first returns its
+/// late-binding agents to their pool (or deletes them, with `preserveOnDelete`).
+pub const FINALIZER_CLUSTER_DEPLOYMENT: &str =
+    "clusterdeployments.agent-install.openshift.io/ai-deprovision";
+
+/// `cvo`'s own annotation (assisted-service keeps `checked_in_at` in its database): when the
+/// discovery agent last checked in (RFC 3339). A host silent for
+/// [`super::reconcile::CONNECTION_TIMEOUT`] is disconnected.
+pub const ANN_CHECKED_IN_AT: &str = "agents.cvo.openshift.io/checked-in-at";

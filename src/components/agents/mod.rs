@@ -2,8 +2,7 @@
 //! InfraEnv's discovery image register as Agents into a free pool; cluster creators bind them
 //! to a ClusterDeployment, unbind them, or move them (spec part C, design seed 002).
 //!
-//! Pure core (this increment; the controller shell, its webhook server and the discovery-agent
-//! simulator come later):
+//! Pure core:
 //! - [`types`]: the CRD types (Agent, InfraEnv, and the minimal ClusterDeployment and
 //!   AgentClusterInstall binding reads); [`keys`]: finalizers, labels, annotations; [`crds`]:
 //!   the CRDs the payload ships, the capability and the component's name.
@@ -12,12 +11,24 @@
 //! - [`binding`]: the Agent reconcile's decision, BindHost/UnbindHost refusals, teardown on
 //!   ClusterDeployment deletion.
 //! - [`conditions`]: the Agent conditions a host state maps to.
+//! - [`reconcile`]: one Agent reconcile as a pure step (refresh, bind/unbind, conditions,
+//!   Events and their scope), registration and next steps, teardown, the InfraEnv status.
 //! - [`webhook`]: the Agent and InfraEnv admission rules (`cvo agent admit`).
+//! - [`discovery`]: the simulated discovery agent's inventory.
+//!
+//! Shell (I/O): [`controller`] (`cvo controller agents`: watch caches, the Agent, ClusterDeployment
+//! and InfraEnv controllers, Events, the ClusterOperator) and [`admission`] (the webhooks'
+//! AdmissionReview exchange), and [`simulator`] (`cvo agent simulate`).
 
+pub mod admission;
 pub mod binding;
 pub mod conditions;
+pub mod controller;
 pub mod crds;
+pub mod discovery;
 pub mod keys;
+pub mod reconcile;
+pub mod simulator;
 pub mod state;
 pub mod types;
 pub mod validation;

@@ -182,6 +182,11 @@ pub struct AgentStatus {
     /// `Host` (day 1) or `AddToExistingClusterHost` (day 2); empty reads as `Host`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
+    /// `cvo`'s own field: the ClusterDeployment the host record is bound to (assisted-service
+    /// keeps this `cluster_id` in its database; `cvo` has none, so the host record lives in
+    /// the Agent's status, and this field changes in the same write as the state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_cluster_deployment: Option<ClusterReference>,
 }
 
 /// `status.validationsInfo`: category → results, as assisted-service's `ValidationsStatus`.

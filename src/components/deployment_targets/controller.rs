@@ -17,8 +17,8 @@ use futures_util::stream::{self, BoxStream};
 use futures_util::{StreamExt, TryStreamExt as _};
 use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::RoleBinding;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, PostParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder};
 use kube::runtime::reflector::{self, Store};
@@ -32,13 +32,12 @@ use super::index::{Change, Index};
 use super::model::{
     Context, EventType, Kind, NamespaceProvisionerSettings, Next, Object, ObjectRef, Outcome, World,
 };
-use super::operator_status::{CLUSTER_OPERATOR, Health, next_status};
 use super::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
     GitOpsDeploymentManagedEnvironment, SpaceRequest,
 };
 use super::{binder, environment, provisioner, reclaim, space_request, webhook};
-use crate::cluster::ClusterOperator;
+use crate::host::cluster_operator::{OperatorSettings, keep_cluster_operator};
 use crate::host::controller::{Component, ComponentError, HostHandle};
 use crate::host::webhook::{Admission, WebhookOptions};
 
@@ -56,6 +55,9 @@ pub struct Settings {
     /// The Environment admission webhook; `None`: not served.
     pub webhook: Option<WebhookOptions>,
 }
+
+/// The component's ClusterOperator.
+pub const CLUSTER_OPERATOR: &str = "deployment-targets";
 
 /// The path the API server POSTs Environment reviews to (controller-runtime's name for it).
 pub const ENVIRONMENT_WEBHOOK_PATH: &str = "/validate-appstudio-redhat-com-v1alpha1-environment";
@@ -265,9 +267,15 @@ async fn run(
         role_bindings,
     };
     let running = Arc::new(AtomicBool::new(false));
+    let operator = OperatorSettings {
+        name: CLUSTER_OPERATOR,
+        subject: "DeploymentTarget controllers",
+        version: settings.version.clone(),
+        interval: settings.status_interval,
+    };
     tasks.push(tokio::spawn(keep_cluster_operator(
         client.clone(),
-        settings.clone(),
+        operator,
         running.clone(),
         stop.clone(),
     )));
@@ -690,54 +698,4 @@ fn object_reference(object: &Object) -> ObjectReference {
         resource_version: meta.resource_version.clone(),
         field_path: None,
     }
-}
-
-/// Keeps the ClusterOperator's status current until `stop`.
-async fn keep_cluster_operator(
-    client: Client,
-    settings: Settings,
-    running: Arc<AtomicBool>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let api: Api<ClusterOperator> = Api::all(client);
-    loop {
-        let health = Health {
-            running: running.load(Ordering::Relaxed),
-            failure: None,
-        };
-        if let Err(e) = write_cluster_operator(&api, &health, &settings.version).await {
-            tracing::warn!(error = %e, name = CLUSTER_OPERATOR, "cannot update the ClusterOperator");
-        }
-        let interval = match health.running {
-            true => settings.status_interval,
-            false => Duration::from_secs(1),
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = stop.changed() => return,
-        }
-    }
-}
-
-async fn write_cluster_operator(
-    api: &Api<ClusterOperator>,
-    health: &Health,
-    version: &str,
-) -> Result<(), kube::Error> {
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let mut current = match api.get_opt(CLUSTER_OPERATOR).await? {
-        Some(co) => co,
-        None => {
-            let fresh = ClusterOperator::new(CLUSTER_OPERATOR, Default::default());
-            api.create(&PostParams::default(), &fresh).await?
-        }
-    };
-    let status = next_status(current.status.as_ref(), health, version, &now);
-    if current.status.as_ref() == Some(&status) {
-        return Ok(());
-    }
-    current.status = Some(status);
-    api.replace_status(CLUSTER_OPERATOR, &PostParams::default(), &current)
-        .await
-        .map(|_| ())
 }

@@ -16,12 +16,12 @@
 //!   [`dns1123`] (Kubernetes' name rules) and [`request_uri`] (Go's `url.ParseRequestURI`).
 //! - [`apiserver`]: API-server semantics over a `World`; [`offline`]: the fixpoint loop of
 //!   `cvo dt reconcile`; [`load`]: its input, a YAML stream of objects.
-//! - [`operator_status`]: the ClusterOperator the controller keeps.
 //! - [`index`]: the controller's index of watched objects (and of its own writes) that every
 //!   reconcile's `World` is cut from.
 //!
 //! Shell (I/O): [`executor`] (an `Outcome`'s writes against the API server) and
-//! [`controller`] (watches feeding the index, kube-runtime controllers, Events, the ClusterOperator).
+//! [`controller`] (watches feeding the index, kube-runtime controllers, Events, the ClusterOperator
+//! through the host's `cluster_operator`).
 
 pub mod apiserver;
 pub mod binder;
@@ -38,7 +38,6 @@ pub mod matching;
 pub mod meta;
 pub mod model;
 pub mod offline;
-pub mod operator_status;
 pub mod phase;
 pub mod provisioner;
 pub mod reclaim;

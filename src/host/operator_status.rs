@@ -1,13 +1,11 @@
-//! The ClusterOperator `deployment-targets` the controller keeps, so that `cvo start` waits
-//! on the component like on any operator: Available, Progressing and Degraded, and the
-//! version it runs.
+//! The ClusterOperator a payload component's controller keeps (`deployment-targets`,
+//! `agent-install`), so that `cvo start` waits on the component like on any operator:
+//! Available, Progressing and Degraded, and the version it runs. Pure; the host's
+//! [`super::cluster_operator`] writes it.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::cluster::{ClusterOperatorStatus, ClusterOperatorStatusCondition, OperandVersion};
-
-/// The ClusterOperator's name.
-pub const CLUSTER_OPERATOR: &str = "deployment-targets";
 
 /// What the controller knows about itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,9 +17,11 @@ pub struct Health {
 }
 
 /// The status to write, keeping each condition's `lastTransitionTime` while its status holds.
+/// `subject` names what runs in the Available message (`DeploymentTarget controllers`).
 pub fn next_status(
     previous: Option<&ClusterOperatorStatus>,
     health: &Health,
+    subject: &str,
     version: &str,
     now: &Time,
 ) -> ClusterOperatorStatus {
@@ -48,7 +48,7 @@ pub fn next_status(
             (
                 "True",
                 "AsExpected",
-                format!("DeploymentTarget controllers at version {version} are running"),
+                format!("{subject} at version {version} are running"),
             ),
             ("False", "AsExpected", String::new()),
             ("False", "AsExpected", String::new()),
@@ -103,10 +103,14 @@ mod tests {
             running: true,
             failure: None,
         };
-        let first = next_status(None, &running, "4.18.0", &at(10));
+        let first = next_status(None, &running, "X controllers", "4.18.0", &at(10));
         assert_eq!(condition(&first, "Available").status, "True");
         assert_eq!(condition(&first, "Progressing").status, "False");
         assert_eq!(condition(&first, "Degraded").status, "False");
+        assert_eq!(
+            condition(&first, "Available").message.as_deref(),
+            Some("X controllers at version 4.18.0 are running")
+        );
         assert_eq!(
             first.versions,
             vec![OperandVersion {
@@ -114,13 +118,13 @@ mod tests {
                 version: "4.18.0".into()
             }]
         );
-        let again = next_status(Some(&first), &running, "4.18.0", &at(20));
+        let again = next_status(Some(&first), &running, "X controllers", "4.18.0", &at(20));
         assert_eq!(condition(&again, "Available").last_transition_time, at(10));
         let failed = Health {
             running: false,
             failure: Some("CRD missing".into()),
         };
-        let down = next_status(Some(&again), &failed, "4.18.0", &at(30));
+        let down = next_status(Some(&again), &failed, "X controllers", "4.18.0", &at(30));
         assert_eq!(condition(&down, "Available").status, "False");
         assert_eq!(condition(&down, "Available").last_transition_time, at(30));
         assert_eq!(
@@ -135,7 +139,7 @@ mod tests {
             running: false,
             failure: None,
         };
-        let s = next_status(None, &starting, "4.18.0", &at(1));
+        let s = next_status(None, &starting, "X controllers", "4.18.0", &at(1));
         assert_eq!(condition(&s, "Progressing").status, "True");
         assert_eq!(condition(&s, "Available").status, "False");
         assert_eq!(condition(&s, "Degraded").status, "False");

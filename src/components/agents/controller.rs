@@ -1,0 +1,575 @@
+//! The kube-runtime shell of the agent late-binding component (`cvo controller agents`):
+//! watch caches of Agents, InfraEnvs, ClusterDeployments and AgentClusterInstalls, and three
+//! controllers that only observe and execute what [`super::reconcile`] decides:
+//!
+//! - Agents: [`reconcile_agent`]'s status (one write: state, host record, conditions), the
+//!   ClusterDeployment-namespace label, the finalizer, and the Events on the InfraEnv or the
+//!   ClusterDeployment (spec C.6);
+//! - ClusterDeployments: a finalizer, and on deletion [`teardown_agents`] (unbind or delete);
+//! - InfraEnvs: `status.agentLabelSelector` and the `ClusterDeploymentReference` condition.
+//!
+//! It also keeps the ClusterOperator `agent-install`. Caches lag writes: a stale write meets
+//! a conflict and the reconcile is retried.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{Controller, WatchStreamExt, reflector, watcher};
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::sync::watch;
+
+use super::binding::Teardown;
+use super::crds::OPERATOR;
+use super::keys::{
+    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
+};
+use super::reconcile::{
+    AgentContext, ClusterView, EventScope, infra_env_name, infra_env_status, reconcile_agent,
+    teardown_agents,
+};
+use super::types::{Agent, AgentClusterInstall, ClusterDeployment, InfraEnv};
+use super::validation::Requirements;
+use crate::host::cluster_operator::{OperatorSettings, keep_cluster_operator};
+use crate::host::controller::{Component, ComponentError, HostHandle};
+use crate::host::webhook::{Admission, WebhookOptions};
+
+/// The component's settings, from `cvo controller agents`'s flags.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The version the ClusterOperator reports.
+    pub version: String,
+    /// How often the ClusterOperator is refreshed.
+    pub status_interval: Duration,
+    /// The Agent and InfraEnv admission webhooks; `None`: not served.
+    pub webhook: Option<WebhookOptions>,
+    /// The pool's host requirements.
+    pub requirements: Requirements,
+}
+
+/// The agent component, as the host runs it.
+pub struct Agents {
+    pub settings: Settings,
+    /// The ClusterDeployments the InfraEnv webhook reads (`spec.installed`), filled once the
+    /// controllers run.
+    pub cluster_deployments: Arc<std::sync::OnceLock<Store<ClusterDeployment>>>,
+}
+
+impl Agents {
+    pub fn new(settings: Settings) -> Agents {
+        Agents {
+            settings,
+            cluster_deployments: Arc::new(std::sync::OnceLock::new()),
+        }
+    }
+}
+
+impl Component for Agents {
+    fn name(&self) -> &'static str {
+        super::crds::COMPONENT
+    }
+
+    fn webhook(&self) -> Option<(WebhookOptions, Arc<dyn Admission>)> {
+        let options = self.settings.webhook.clone()?;
+        let admission = super::admission::AgentAdmission {
+            cluster_deployments: self.cluster_deployments.clone(),
+        };
+        Some((options, Arc::new(admission)))
+    }
+
+    fn run(
+        self: Arc<Self>,
+        host: HostHandle,
+        stop: watch::Receiver<bool>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ComponentError>> + Send>> {
+        Box::pin(async move { run(self, host, stop).await })
+    }
+}
+
+/// What every reconcile shares.
+struct Shared {
+    client: Client,
+    host: HostHandle,
+    recorder: Recorder,
+    agents: Store<Agent>,
+    infra_envs: Store<InfraEnv>,
+    cluster_deployments: Store<ClusterDeployment>,
+    installs: Store<AgentClusterInstall>,
+    requirements: Requirements,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ReconcileError {
+    #[error("{verb} {kind} {name}: {source}")]
+    Write {
+        verb: &'static str,
+        kind: &'static str,
+        name: String,
+        source: kube::Error,
+    },
+}
+
+fn write_error(
+    verb: &'static str,
+    kind: &'static str,
+    name: &str,
+) -> impl FnOnce(kube::Error) -> ReconcileError {
+    let name = name.to_owned();
+    move |source| ReconcileError::Write {
+        verb,
+        kind,
+        name,
+        source,
+    }
+}
+
+/// A cache of every `K`, fed by a task on `tasks`.
+fn cache<K>(client: &Client, tasks: &mut Vec<tokio::task::JoinHandle<()>>) -> Store<K>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (reader, writer) = reflector::store();
+    let stream = reflector::reflector(
+        writer,
+        watcher(Api::<K>::all(client.clone()), watcher::Config::default()).default_backoff(),
+    )
+    .modify(|o| o.meta_mut().managed_fields = None)
+    .applied_objects()
+    .for_each(|r| async move {
+        if let Err(e) = r {
+            tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying");
+        }
+    });
+    tasks.push(tokio::spawn(stream));
+    reader
+}
+
+async fn run(
+    component: Arc<Agents>,
+    host: HostHandle,
+    stop: watch::Receiver<bool>,
+) -> Result<(), ComponentError> {
+    let settings = component.settings.clone();
+    let client = host.client.clone();
+    let mut tasks = Vec::new();
+    let infra_envs = cache::<InfraEnv>(&client, &mut tasks);
+    let cluster_deployments = cache::<ClusterDeployment>(&client, &mut tasks);
+    let installs = cache::<AgentClusterInstall>(&client, &mut tasks);
+    let _ = component
+        .cluster_deployments
+        .set(cluster_deployments.clone());
+    let running = Arc::new(AtomicBool::new(false));
+    tasks.push(tokio::spawn(keep_cluster_operator(
+        client.clone(),
+        OperatorSettings {
+            name: OPERATOR,
+            subject: "Agent controllers",
+            version: settings.version.clone(),
+            interval: settings.status_interval,
+        },
+        running.clone(),
+        stop.clone(),
+    )));
+    let agents_api: Api<Agent> = Api::all(client.clone());
+    let agent_controller = Controller::new(agents_api, watcher::Config::default());
+    let agents = agent_controller.store();
+    let _ = infra_envs.wait_until_ready().await;
+    let _ = cluster_deployments.wait_until_ready().await;
+    let _ = installs.wait_until_ready().await;
+    host.metrics.set_synced();
+    running.store(true, Ordering::Relaxed);
+    tracing::info!("caches synced; reconciling");
+    let shared = Arc::new(Shared {
+        recorder: Recorder::new(client.clone(), host.reporter.clone()),
+        client: client.clone(),
+        host,
+        agents: agents.clone(),
+        infra_envs: infra_envs.clone(),
+        cluster_deployments: cluster_deployments.clone(),
+        installs: installs.clone(),
+        requirements: settings.requirements,
+    });
+    let stopped = |mut stop: watch::Receiver<bool>| async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+
+    // An Agent hears about its ClusterDeployment and that cluster's AgentClusterInstall.
+    let (by_cd, by_aci) = (agents.clone(), agents.clone());
+    let agent_loop = agent_controller
+        .watches(
+            Api::<ClusterDeployment>::all(client.clone()),
+            watcher::Config::default(),
+            move |cd| agents_of(&by_cd, &cd.namespace().unwrap_or_default(), &cd.name_any()),
+        )
+        .watches(
+            Api::<AgentClusterInstall>::all(client.clone()),
+            watcher::Config::default(),
+            move |aci| {
+                let cd = aci.spec.cluster_deployment_ref.name.clone();
+                agents_of(&by_aci, &aci.namespace().unwrap_or_default(), &cd)
+            },
+        )
+        .graceful_shutdown_on(stopped(stop.clone()))
+        .run(reconcile_agent_object, error_policy, shared.clone())
+        .for_each(|_| async {});
+
+    let cd_loop = Controller::new(
+        Api::<ClusterDeployment>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .graceful_shutdown_on(stopped(stop.clone()))
+    .run(reconcile_cluster_deployment, error_policy, shared.clone())
+    .for_each(|_| async {});
+
+    let ie_cds = infra_envs.clone();
+    let ie_loop = Controller::new(
+        Api::<InfraEnv>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .watches(
+        Api::<ClusterDeployment>::all(client.clone()),
+        watcher::Config::default(),
+        move |cd| {
+            let (ns, name) = (cd.namespace().unwrap_or_default(), cd.name_any());
+            ie_cds
+                .state()
+                .into_iter()
+                .filter(|ie| {
+                    ie.spec
+                        .cluster_ref
+                        .as_ref()
+                        .is_some_and(|r| r.namespace == ns && r.name == name)
+                })
+                .map(|ie| ObjectRef::from_obj(&*ie))
+                .collect::<Vec<_>>()
+        },
+    )
+    .graceful_shutdown_on(stopped(stop.clone()))
+    .run(reconcile_infra_env, error_policy, shared.clone())
+    .for_each(|_| async {});
+
+    tokio::join!(agent_loop, cd_loop, ie_loop);
+    for task in tasks {
+        task.abort();
+    }
+    Ok(())
+}
+
+/// The Agents that reference the ClusterDeployment `namespace/name`, or are bound to it.
+fn agents_of(agents: &Store<Agent>, namespace: &str, name: &str) -> Vec<ObjectRef<Agent>> {
+    let is = |r: Option<&super::types::ClusterReference>| {
+        r.is_some_and(|r| r.namespace == namespace && r.name == name)
+    };
+    agents
+        .state()
+        .into_iter()
+        .filter(|a| {
+            is(a.spec.cluster_deployment_name.as_ref())
+                || is(a
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.bound_cluster_deployment.as_ref()))
+        })
+        .map(|a| ObjectRef::from_obj(&*a))
+        .collect()
+}
+
+fn error_policy<K>(_object: Arc<K>, error: &ReconcileError, _shared: Arc<Shared>) -> Action {
+    let stale = matches!(error, ReconcileError::Write { source: kube::Error::Api(s), .. } if s.code == 409 || s.code == 404);
+    match stale {
+        true => Action::requeue(Duration::from_millis(200)),
+        false => {
+            tracing::warn!(%error, "reconcile failed");
+            Action::requeue(Duration::from_secs(5))
+        }
+    }
+}
+
+fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
+    object
+        .meta()
+        .finalizers
+        .iter()
+        .flatten()
+        .any(|f| f == finalizer)
+}
+
+/// A merge patch of `metadata.finalizers` adding or removing `finalizer`, guarded by the
+/// object's resourceVersion (finalizer lists are replaced whole).
+fn finalizers_patch<K: Resource>(object: &K, finalizer: &str, present: bool) -> serde_json::Value {
+    let mut list: Vec<String> = object.meta().finalizers.clone().unwrap_or_default();
+    list.retain(|f| f != finalizer);
+    if present {
+        list.push(finalizer.to_owned());
+    }
+    json!({"metadata": {"finalizers": list, "resourceVersion": object.meta().resource_version}})
+}
+
+async fn reconcile_agent_object(
+    agent: Arc<Agent>,
+    shared: Arc<Shared>,
+) -> Result<Action, ReconcileError> {
+    let started = Instant::now();
+    let result = agent_reconcile(&agent, &shared).await;
+    let label = match &result {
+        Ok(_) => "success",
+        Err(_) => "error",
+    };
+    (shared.host.metrics).observe_reconcile("agents", label, started.elapsed());
+    result
+}
+
+async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, ReconcileError> {
+    let (namespace, name) = (agent.namespace().unwrap_or_default(), agent.name_any());
+    let api: Api<Agent> = Api::namespaced(shared.client.clone(), &namespace);
+    if agent.meta().deletion_timestamp.is_some() {
+        // Deregistering the host: nothing is kept outside the Agent.
+        if has_finalizer(agent, FINALIZER_AGENT) {
+            let patch = finalizers_patch(agent, FINALIZER_AGENT, false);
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(write_error("patch", "Agent", &name))?;
+            shared
+                .host
+                .metrics
+                .observe_write("agents", "Agent", "patch");
+        }
+        return Ok(Action::await_change());
+    }
+    let infra_env = shared
+        .infra_envs
+        .get(&ObjectRef::new(infra_env_name(agent)).within(&namespace));
+    let (cd, aci) = match &agent.spec.cluster_deployment_name {
+        None => (None, None),
+        Some(r) => {
+            let cd = shared
+                .cluster_deployments
+                .get(&ObjectRef::new(&r.name).within(&r.namespace));
+            let aci = cd.as_ref().and_then(|cd| {
+                let install = cd.spec.cluster_install_ref.as_ref()?;
+                shared
+                    .installs
+                    .get(&ObjectRef::new(&install.name).within(&r.namespace))
+            });
+            (cd, aci)
+        }
+    };
+    let ctx = AgentContext {
+        infra_env: infra_env.as_deref(),
+        cluster: cd.as_deref().map(|cd| ClusterView {
+            cd,
+            aci: aci.as_deref(),
+        }),
+        now: Timestamp::now(),
+        requirements: shared.requirements,
+    };
+    let plan = reconcile_agent(agent, &ctx);
+    let label = agent
+        .labels()
+        .get(LABEL_CLUSTER_DEPLOYMENT_NAMESPACE)
+        .cloned();
+    if !has_finalizer(agent, FINALIZER_AGENT)
+        || label.as_ref() != Some(&plan.cluster_namespace_label)
+    {
+        let mut patch = finalizers_patch(agent, FINALIZER_AGENT, true);
+        patch["metadata"]["labels"] =
+            json!({LABEL_CLUSTER_DEPLOYMENT_NAMESPACE: plan.cluster_namespace_label});
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(write_error("patch", "Agent", &name))?;
+        shared
+            .host
+            .metrics
+            .observe_write("agents", "Agent", "patch");
+        // The status is written on the next reconcile (the patch changed the object).
+        return Ok(Action::requeue(Duration::from_millis(10)));
+    }
+    if agent.status.as_ref() != Some(&plan.status) {
+        let mut next = agent.clone();
+        let mut status = plan.status.clone();
+        let now = Timestamp::now().to_string();
+        for c in &mut status.conditions {
+            if c.last_transition_time.is_none() {
+                c.last_transition_time = Some(now.clone());
+            }
+        }
+        next.status = Some(status);
+        api.replace_status(&name, &PostParams::default(), &next)
+            .await
+            .map_err(write_error("update status of", "Agent", &name))?;
+        shared
+            .host
+            .metrics
+            .observe_write("agents", "Agent", "update-status");
+    }
+    for event in &plan.events {
+        let Some(reference) = scope_reference(shared, &event.scope) else {
+            continue;
+        };
+        let kube_event = KubeEvent {
+            type_: match event.warning {
+                true => EventType::Warning,
+                false => EventType::Normal,
+            },
+            reason: event.reason.to_owned(),
+            note: Some(event.message.clone()),
+            action: event.action.clone(),
+            secondary: Some(agent.object_ref(&())),
+        };
+        if let Err(e) = shared.recorder.publish(&kube_event, &reference).await {
+            tracing::debug!(error = %e, "cannot record an Event");
+        }
+    }
+    Ok(match plan.requeue_after {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
+    })
+}
+
+/// The object an Event is recorded on (it must exist: an Event needs its uid).
+fn scope_reference(shared: &Shared, scope: &EventScope) -> Option<ObjectReference> {
+    match scope {
+        EventScope::InfraEnv { namespace, name } => shared
+            .infra_envs
+            .get(&ObjectRef::new(name).within(namespace))
+            .map(|ie| ie.object_ref(&())),
+        EventScope::ClusterDeployment(cd) => shared
+            .cluster_deployments
+            .get(&ObjectRef::new(&cd.name).within(&cd.namespace))
+            .map(|cd| cd.object_ref(&())),
+    }
+}
+
+async fn reconcile_cluster_deployment(
+    cd: Arc<ClusterDeployment>,
+    shared: Arc<Shared>,
+) -> Result<Action, ReconcileError> {
+    let started = Instant::now();
+    let result = cluster_deployment_reconcile(&cd, &shared).await;
+    let label = if result.is_ok() { "success" } else { "error" };
+    (shared.host.metrics).observe_reconcile("clusterdeployments", label, started.elapsed());
+    result
+}
+
+async fn cluster_deployment_reconcile(
+    cd: &ClusterDeployment,
+    shared: &Shared,
+) -> Result<Action, ReconcileError> {
+    let (namespace, name) = (cd.namespace().unwrap_or_default(), cd.name_any());
+    let api: Api<ClusterDeployment> = Api::namespaced(shared.client.clone(), &namespace);
+    let present = has_finalizer(cd, FINALIZER_CLUSTER_DEPLOYMENT);
+    if cd.meta().deletion_timestamp.is_none() {
+        if !present {
+            let patch = finalizers_patch(cd, FINALIZER_CLUSTER_DEPLOYMENT, true);
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(write_error("patch", "ClusterDeployment", &name))?;
+            (shared.host.metrics).observe_write("clusterdeployments", "ClusterDeployment", "patch");
+        }
+        return Ok(Action::await_change());
+    }
+    if !present {
+        return Ok(Action::await_change());
+    }
+    let agents = shared.agents.state();
+    let infra_envs: Vec<Option<Arc<InfraEnv>>> = agents
+        .iter()
+        .map(|a| {
+            let ns = a.namespace().unwrap_or_default();
+            shared
+                .infra_envs
+                .get(&ObjectRef::new(infra_env_name(a)).within(&ns))
+        })
+        .collect();
+    let pairs = agents
+        .iter()
+        .zip(&infra_envs)
+        .map(|(a, ie)| (&**a, ie.as_deref()));
+    for (agent, verdict) in teardown_agents(cd, pairs) {
+        let (ns, agent_name) = (agent.namespace().unwrap_or_default(), agent.name_any());
+        let agents_api: Api<Agent> = Api::namespaced(shared.client.clone(), &ns);
+        match verdict {
+            Teardown::Delete => {
+                match agents_api
+                    .delete(&agent_name, &DeleteParams::default())
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    Err(e) => return Err(write_error("delete", "Agent", &agent_name)(e)),
+                }
+                (shared.host.metrics).observe_write("clusterdeployments", "Agent", "delete");
+            }
+            Teardown::Unbind => {
+                let patch = json!({"spec": {"clusterDeploymentName": null}});
+                agents_api
+                    .patch(&agent_name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map_err(write_error("patch", "Agent", &agent_name))?;
+                (shared.host.metrics).observe_write("clusterdeployments", "Agent", "patch");
+            }
+            Teardown::Keep => {}
+        }
+    }
+    let patch = finalizers_patch(cd, FINALIZER_CLUSTER_DEPLOYMENT, false);
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(write_error("patch", "ClusterDeployment", &name))?;
+    (shared.host.metrics).observe_write("clusterdeployments", "ClusterDeployment", "patch");
+    Ok(Action::await_change())
+}
+
+async fn reconcile_infra_env(
+    infra_env: Arc<InfraEnv>,
+    shared: Arc<Shared>,
+) -> Result<Action, ReconcileError> {
+    let started = Instant::now();
+    let (namespace, name) = (
+        infra_env.namespace().unwrap_or_default(),
+        infra_env.name_any(),
+    );
+    let cd_exists = infra_env.spec.cluster_ref.as_ref().is_some_and(|r| {
+        shared
+            .cluster_deployments
+            .get(&ObjectRef::new(&r.name).within(&r.namespace))
+            .is_some()
+    });
+    let mut status = infra_env_status(&infra_env, cd_exists);
+    let result = if infra_env.status.as_ref() == Some(&status) {
+        Ok(Action::await_change())
+    } else {
+        let now = Timestamp::now().to_string();
+        for c in &mut status.conditions {
+            if c.last_transition_time.is_none() {
+                c.last_transition_time = Some(now.clone());
+            }
+        }
+        let mut next = (*infra_env).clone();
+        next.status = Some(status);
+        let api: Api<InfraEnv> = Api::namespaced(shared.client.clone(), &namespace);
+        api.replace_status(&name, &PostParams::default(), &next)
+            .await
+            .map(|_| Action::await_change())
+            .map_err(write_error("update status of", "InfraEnv", &name))
+    };
+    let label = if result.is_ok() { "success" } else { "error" };
+    (shared.host.metrics).observe_reconcile("infraenvs", label, started.elapsed());
+    result
+}

@@ -1,0 +1,85 @@
+//! Keeps a component's ClusterOperator current ([`super::operator_status`] decides its
+//! status): created when missing, its status replaced when it changes, every `interval`
+//! while the controllers run (every second while they start).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use tokio::sync::watch;
+
+use super::operator_status::{Health, next_status};
+use crate::cluster::ClusterOperator;
+
+/// Which ClusterOperator, and what it says runs.
+#[derive(Clone, Debug)]
+pub struct OperatorSettings {
+    /// The ClusterOperator's name (`deployment-targets`, `agent-install`).
+    pub name: &'static str,
+    /// What runs, for the Available message (`DeploymentTarget controllers`).
+    pub subject: &'static str,
+    /// The version reported (`status.versions[name=operator]`).
+    pub version: String,
+    /// How often the status is refreshed while running.
+    pub interval: Duration,
+}
+
+/// Keeps the ClusterOperator's status current until `stop`; `running` turns true once the
+/// controllers' caches have synced.
+pub async fn keep_cluster_operator(
+    client: Client,
+    settings: OperatorSettings,
+    running: Arc<AtomicBool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let api: Api<ClusterOperator> = Api::all(client);
+    loop {
+        let health = Health {
+            running: running.load(Ordering::Relaxed),
+            failure: None,
+        };
+        if let Err(e) = write_cluster_operator(&api, &health, &settings).await {
+            tracing::warn!(error = %e, name = settings.name, "cannot update the ClusterOperator");
+        }
+        let interval = match health.running {
+            true => settings.interval,
+            false => Duration::from_secs(1),
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+async fn write_cluster_operator(
+    api: &Api<ClusterOperator>,
+    health: &Health,
+    settings: &OperatorSettings,
+) -> Result<(), kube::Error> {
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let mut current = match api.get_opt(settings.name).await? {
+        Some(co) => co,
+        None => {
+            let fresh = ClusterOperator::new(settings.name, Default::default());
+            api.create(&PostParams::default(), &fresh).await?
+        }
+    };
+    let status = next_status(
+        current.status.as_ref(),
+        health,
+        settings.subject,
+        &settings.version,
+        &now,
+    );
+    if current.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    current.status = Some(status);
+    api.replace_status(settings.name, &PostParams::default(), &current)
+        .await
+        .map(|_| ())
+}

@@ -1,0 +1,574 @@
+//! Agent late binding on a real cluster: the controller (`cvo controller agents`, in-process,
+//! with its webhooks where a test needs them) and the discovery-agent simulator
+//! (`cvo agent simulate`'s code, in-process), through the design's user stories.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::wait::{await_condition, conditions};
+use serde_json::json;
+use tokio::sync::watch;
+
+use cvo::cluster::ClusterOperator;
+use cvo::components::agents::admission::{AGENT_PATH, INFRAENV_PATH};
+use cvo::components::agents::controller::{Agents, Settings};
+use cvo::components::agents::discovery::Hardware;
+use cvo::components::agents::simulator::{SimulatorOptions, run as simulate};
+use cvo::components::agents::types::{Agent, AgentClusterInstall, ClusterDeployment, InfraEnv};
+use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
+use cvo::host::webhook::WebhookOptions;
+
+use super::Ctx;
+
+/// The component's CRDs (as the payload ships them), established.
+pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
+    for crd in cvo::components::agents::crds::crds() {
+        let name = crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply("cvo-test").force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .with_context(|| format!("apply CRD {name}"))?;
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            await_condition(crds.clone(), &name, conditions::is_crd_established()),
+        )
+        .await
+        .with_context(|| format!("CRD {name} not established"))??;
+    }
+    Ok(())
+}
+
+/// Stops what it guards (the controller, a simulator) when dropped.
+pub struct Running(watch::Sender<bool>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.send(true);
+    }
+}
+
+async fn start_controller(ctx: &Ctx<'_>, webhook: Option<WebhookOptions>) -> Running {
+    let settings = Settings {
+        version: "4.18.0".into(),
+        status_interval: Duration::from_secs(5),
+        webhook,
+        requirements: Default::default(),
+    };
+    let (tx, rx) = watch::channel(false);
+    let admin = ctx.admin.clone();
+    tokio::spawn(async move {
+        let options = HostOptions {
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            lease: None,
+        };
+        let component = Arc::new(Agents::new(settings));
+        let metrics = Arc::new(ControllerMetrics::new());
+        if let Err(e) = run_component(admin, component, options, metrics, rx).await {
+            eprintln!("controller stopped: {e}");
+        }
+    });
+    Running(tx)
+}
+
+const DEFAULT_HW: Hardware = Hardware {
+    cpu_cores: 4,
+    memory_gib: 16,
+    disk_gib: 120,
+};
+
+/// `hosts` simulated hosts booting `namespace/infra_env`, registered when this returns.
+async fn start_simulator(
+    ctx: &Ctx<'_>,
+    namespace: &str,
+    infra_env: &str,
+    prefix: &str,
+    hosts: u32,
+    hardware: Hardware,
+) -> anyhow::Result<Running> {
+    let options = SimulatorOptions {
+        namespace: namespace.into(),
+        infra_env: infra_env.into(),
+        hosts,
+        hardware,
+        prefix: prefix.into(),
+        heartbeat: Duration::from_secs(30),
+        poll: Duration::from_millis(100),
+    };
+    let (tx, rx) = watch::channel(false);
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let client = ctx.admin.clone();
+    tokio::spawn(async move {
+        let registered = move |_| {
+            let _ = done_tx.send(());
+        };
+        if let Err(e) = simulate(client, options, registered, rx).await {
+            eprintln!("simulator stopped: {e}");
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(60), done_rx)
+        .await
+        .context("the simulator did not register its hosts within 60s")?
+        .context("the simulator failed (message above)")?;
+    Ok(Running(tx))
+}
+
+async fn eventually<T, F, Fut>(what: &str, within: Duration, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let started = std::time::Instant::now();
+    let mut last = None;
+    loop {
+        match check().await {
+            Ok(Some(value)) => return Ok(value),
+            Ok(None) => {}
+            Err(e) => last = Some(e),
+        }
+        if started.elapsed() > within {
+            bail!("{what}: not within {within:?} (last error: {last:?})");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn namespace(admin: &kube::Client, name: &str) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(admin.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+    match api.create(&PostParams::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn infra_env(admin: &kube::Client, ns: &str, name: &str) -> anyhow::Result<()> {
+    let api: Api<InfraEnv> = Api::namespaced(admin.clone(), ns);
+    let ie: InfraEnv = serde_json::from_value(json!({
+        "apiVersion": "agent-install.openshift.io/v1beta1", "kind": "InfraEnv",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"pullSecretRef": {"name": "pull-secret"}}}))?;
+    api.create(&PostParams::default(), &ie).await?;
+    Ok(())
+}
+
+/// A ClusterDeployment and its AgentClusterInstall (cluster status `state`, empty: none).
+async fn cluster(
+    admin: &kube::Client,
+    ns: &str,
+    name: &str,
+    preserve_on_delete: bool,
+) -> anyhow::Result<()> {
+    let cds: Api<ClusterDeployment> = Api::namespaced(admin.clone(), ns);
+    let cd: ClusterDeployment = serde_json::from_value(json!({
+        "apiVersion": "hive.openshift.io/v1", "kind": "ClusterDeployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"clusterName": name, "baseDomain": "example.com",
+                 "preserveOnDelete": preserve_on_delete,
+                 "clusterInstallRef": {"group": "extensions.hive.openshift.io", "version": "v1beta1",
+                                       "kind": "AgentClusterInstall", "name": name}}}))?;
+    cds.create(&PostParams::default(), &cd).await?;
+    let acis: Api<AgentClusterInstall> = Api::namespaced(admin.clone(), ns);
+    let aci: AgentClusterInstall = serde_json::from_value(json!({
+        "apiVersion": "extensions.hive.openshift.io/v1beta1", "kind": "AgentClusterInstall",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"clusterDeploymentRef": {"name": name}}}))?;
+    acis.create(&PostParams::default(), &aci).await?;
+    Ok(())
+}
+
+fn state_of(agent: &Agent) -> String {
+    (agent.status.as_ref())
+        .map(|s| s.debug_info.state.clone())
+        .unwrap_or_default()
+}
+
+/// Waits until the Agent is in `state` (and, with `bound_to`, bound to that
+/// ClusterDeployment; with `Some(None)`, bound to none).
+async fn wait_state(
+    agents: &Api<Agent>,
+    name: &str,
+    state: &str,
+    bound_to: Option<Option<&str>>,
+) -> anyhow::Result<Agent> {
+    eventually(
+        &format!("Agent {name} in {state}"),
+        Duration::from_secs(60),
+        || async {
+            let agent = agents.get(name).await?;
+            let bound = (agent.status.as_ref())
+                .and_then(|s| s.bound_cluster_deployment.as_ref())
+                .map(|c| c.name.clone());
+            let bound_ok = bound_to.is_none_or(|want| bound.as_deref() == want);
+            Ok((state_of(&agent) == state && bound_ok).then_some(agent))
+        },
+    )
+    .await
+}
+
+async fn set_cluster(agents: &Api<Agent>, name: &str, cd: Option<&str>) -> kube::Result<Agent> {
+    let namespace = agents.get(name).await?.namespace().unwrap_or_default();
+    let reference = cd.map(|n| json!({"name": n, "namespace": namespace}));
+    let patch = json!({"spec": {"clusterDeploymentName": reference}});
+    agents
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+}
+
+/// The Events recorded with `reason` on objects of `kind` in `ns`.
+async fn events(
+    admin: &kube::Client,
+    ns: &str,
+    reason: &str,
+    kind: &str,
+) -> anyhow::Result<Vec<Event>> {
+    let api: Api<Event> = Api::namespaced(admin.clone(), ns);
+    let all = api.list(&ListParams::default()).await?;
+    Ok(all
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some(reason))
+        .filter(|e| (e.regarding.as_ref()).and_then(|r| r.kind.as_deref()) == Some(kind))
+        .collect())
+}
+
+/// The test plays the installer: the host's state as an installation would set it.
+async fn install_state(agents: &Api<Agent>, name: &str, state: &str) -> anyhow::Result<()> {
+    let mut agent = agents.get(name).await?;
+    if let Some(status) = agent.status.as_mut() {
+        status.debug_info.state = state.into();
+        status.debug_info.state_info = String::new();
+    }
+    agents
+        .replace_status(name, &PostParams::default(), &agent)
+        .await?;
+    Ok(())
+}
+
+/// Stories 1 and 3: an InfraEnv without a cluster; hosts boot its image and land in its pool,
+/// `known-unbound` or, below the minimums, `insufficient-unbound`; they show only
+/// cluster-independent validations; their Events are on the InfraEnv; the InfraEnv gets its
+/// agent selector; the ClusterOperator is Available.
+pub async fn pool_registration(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-pool";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "datacenter").await?;
+    let _controller = start_controller(ctx, None).await;
+    let _big = start_simulator(ctx, ns, "datacenter", "big", 3, DEFAULT_HW).await?;
+    let small = Hardware {
+        cpu_cores: 1,
+        ..DEFAULT_HW
+    };
+    let _small = start_simulator(ctx, ns, "datacenter", "small", 1, small).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    for i in 0..3 {
+        let agent = wait_state(&agents, &format!("big-{i}"), "known-unbound", Some(None)).await?;
+        let status = agent.status.clone().unwrap_or_default();
+        assert_eq!(
+            status.debug_info.state_info,
+            "Host is ready to be bound to a cluster"
+        );
+        let bound = status.conditions.iter().find(|c| c.type_ == "Bound");
+        assert_eq!(bound.map(|c| c.reason.as_str()), Some("Unbound"));
+        assert_eq!(
+            agent
+                .labels()
+                .get("agent-install.openshift.io/clusterdeployment-namespace"),
+            Some(&String::new())
+        );
+        assert!(
+            agent
+                .finalizers()
+                .contains(&"agent.agent-install.openshift.io/ai-deprovision".to_string())
+        );
+        let ids: Vec<&str> = (status.validations_info.values().flatten())
+            .map(|v| v.id.as_str())
+            .collect();
+        assert!(ids.contains(&"has-min-cpu-cores"), "{ids:?}");
+        for cluster_dependent in [
+            "belongs-to-majority-group",
+            "api-domain-name-resolved-correctly",
+            "ignition-downloadable",
+        ] {
+            assert!(
+                !ids.contains(&cluster_dependent),
+                "{cluster_dependent} on an unbound host: {ids:?}"
+            );
+        }
+    }
+    let small = wait_state(&agents, "small-0", "insufficient-unbound", Some(None)).await?;
+    let info = small.status.unwrap_or_default().debug_info.state_info;
+    assert!(
+        info.starts_with("Host does not meet the minimum hardware requirements:"),
+        "{info}"
+    );
+    let updates = events(admin, ns, "host_status_updated", "InfraEnv").await?;
+    assert!(
+        updates.len() >= 4,
+        "{} host_status_updated Events on the InfraEnv",
+        updates.len()
+    );
+    assert!(
+        events(admin, ns, "host_status_updated", "ClusterDeployment")
+            .await?
+            .is_empty()
+    );
+    let ies: Api<InfraEnv> = Api::namespaced(admin.clone(), ns);
+    eventually("the InfraEnv's status", Duration::from_secs(30), || async {
+        let ie = ies.get("datacenter").await?;
+        let status = ie.status.unwrap_or_default();
+        let selector = status.agent_label_selector.unwrap_or_default();
+        let reference = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "ClusterDeploymentReference")
+            .map(|c| c.reason.clone());
+        Ok((selector
+            .match_labels
+            .get("infraenvs.agent-install.openshift.io")
+            == Some(&"datacenter".to_owned())
+            && reference.as_deref() == Some("InfraEnvAvailable"))
+        .then_some(()))
+    })
+    .await?;
+    let operators: Api<ClusterOperator> = Api::all(admin.clone());
+    eventually(
+        "ClusterOperator agent-install Available",
+        Duration::from_secs(30),
+        || async {
+            let co = operators.get("agent-install").await?;
+            let status = co.status.unwrap_or_default();
+            let available = status
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Available" && c.status == "True");
+            let version = status
+                .versions
+                .iter()
+                .any(|v| v.name == "operator" && v.version == "4.18.0");
+            Ok((available && version).then_some(()))
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Stories 3 and 4: bind (through `binding`, re-registered bound: `known`), move to another
+/// cluster (unbind, re-register, bind), the webhook's refusal of a move during installation,
+/// and the unbind of an installed host (`unbinding-pending-user-action`).
+pub async fn bind_move_and_unbind(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-bind";
+    namespace(admin, ns).await?;
+    namespace(admin, "cvo-agents").await?;
+    infra_env(admin, ns, "pool").await?;
+    cluster(admin, ns, "alpha", false).await?;
+    cluster(admin, ns, "beta", false).await?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let configuration = "agent-install.openshift.io";
+    let webhooks: Api<ValidatingWebhookConfiguration> = Api::all(admin.clone());
+    let webhook = |name: &str, path: &str, resource: &str| {
+        json!({"name": name,
+            "clientConfig": {"url": format!("https://127.0.0.1:{port}{path}")},
+            "rules": [{"apiGroups": ["agent-install.openshift.io"], "apiVersions": ["v1beta1"],
+                       "operations": ["CREATE", "UPDATE"], "resources": [resource]}],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+            "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]})
+    };
+    let vwc: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": configuration},
+        "webhooks": [webhook("agentvalidators.admission.agentinstall.openshift.io", AGENT_PATH, "agents"),
+                     webhook("infraenvvalidators.admission.agentinstall.openshift.io", INFRAENV_PATH, "infraenvs")]}))?;
+    webhooks.create(&PostParams::default(), &vwc).await?;
+    let options = WebhookOptions {
+        listen: format!("127.0.0.1:{port}").parse()?,
+        namespace: "cvo-agents".into(),
+        secret: "agents-webhook-serving-cert".into(),
+        names: vec!["127.0.0.1".into()],
+        configuration: configuration.into(),
+    };
+    let _controller = start_controller(ctx, Some(options)).await;
+    eventually(
+        "the CA bundle injected",
+        Duration::from_secs(30),
+        || async {
+            let v = webhooks.get(configuration).await?;
+            let injected = (v.webhooks.iter().flatten()).all(|w| {
+                w.client_config
+                    .ca_bundle
+                    .as_ref()
+                    .is_some_and(|b| !b.0.is_empty())
+            });
+            Ok(injected.then_some(()))
+        },
+    )
+    .await?;
+    let _hosts = start_simulator(ctx, ns, "pool", "host", 2, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    for host in ["host-0", "host-1"] {
+        wait_state(&agents, host, "known-unbound", Some(None)).await?;
+    }
+    // Bind: binding, then (the agent exits and registers again) known, bound.
+    set_cluster(&agents, "host-0", Some("alpha")).await?;
+    let bound = wait_state(&agents, "host-0", "known", Some(Some("alpha"))).await?;
+    let status = bound.status.clone().unwrap_or_default();
+    let condition = status.conditions.iter().find(|c| c.type_ == "Bound");
+    assert_eq!(
+        condition.map(|c| c.message.as_str()),
+        Some("The agent is bound to a cluster deployment")
+    );
+    assert_eq!(
+        bound
+            .labels()
+            .get("agent-install.openshift.io/clusterdeployment-namespace"),
+        Some(&ns.to_owned())
+    );
+    // Events are recorded after the status write: looked for until they are there.
+    let notes_on_cd = || async {
+        let on_cd = events(admin, ns, "host_status_updated", "ClusterDeployment").await?;
+        let notes: Vec<String> = on_cd.iter().filter_map(|e| e.note.clone()).collect();
+        let both = notes
+            .iter()
+            .any(|n| n.contains("from known-unbound to binding"))
+            && notes
+                .iter()
+                .any(|n| n.contains("from discovering to known"));
+        Ok(both.then_some(()))
+    };
+    eventually(
+        "host_status_updated Events on the ClusterDeployment",
+        Duration::from_secs(10),
+        notes_on_cd,
+    )
+    .await?;
+    let binds = eventually(
+        "host_bind_succeeded on alpha",
+        Duration::from_secs(10),
+        || async {
+            let binds = events(admin, ns, "host_bind_succeeded", "ClusterDeployment").await?;
+            Ok((!binds.is_empty()).then_some(binds))
+        },
+    )
+    .await?;
+    assert_eq!(binds.len(), 1);
+    assert_eq!(
+        binds[0].regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some("alpha")
+    );
+    // Move: unbound (Events on the InfraEnv), re-registered into the pool, then bound to beta.
+    set_cluster(&agents, "host-0", Some("beta")).await?;
+    wait_state(&agents, "host-0", "known", Some(Some("beta"))).await?;
+    eventually(
+        "host_unbind_succeeded on the InfraEnv",
+        Duration::from_secs(10),
+        || async {
+            let unbinds = events(admin, ns, "host_unbind_succeeded", "InfraEnv").await?;
+            Ok((unbinds.len() == 1).then_some(()))
+        },
+    )
+    .await?;
+    let moved = agents.get("host-0").await?.status.unwrap_or_default();
+    let info = moved.deprovision_info.unwrap_or_default();
+    assert_eq!(
+        (info.cluster_name.as_str(), info.message.as_str()),
+        ("alpha", "Waiting for host to unbind to do spoke cleanup")
+    );
+    // During installation the webhook refuses a move.
+    set_cluster(&agents, "host-1", Some("alpha")).await?;
+    wait_state(&agents, "host-1", "known", Some(Some("alpha"))).await?;
+    install_state(&agents, "host-1", "installing-in-progress").await?;
+    match set_cluster(&agents, "host-1", Some("beta")).await {
+        Err(kube::Error::Api(s))
+            if s.message.contains(
+                "Attempted to change Spec.ClusterDeploymentName which is immutable during Agent installation.",
+            ) => {}
+        other => bail!("the webhook must refuse a move during installation: {other:?}"),
+    }
+    // Installed, it may be unbound: it waits for a reboot into the discovery image.
+    install_state(&agents, "host-1", "installed").await?;
+    set_cluster(&agents, "host-1", None).await?;
+    let pending = wait_state(
+        &agents,
+        "host-1",
+        "unbinding-pending-user-action",
+        Some(None),
+    )
+    .await?;
+    let status = pending.status.unwrap_or_default();
+    let condition = status.conditions.iter().find(|c| c.type_ == "Bound");
+    assert_eq!(
+        condition.map(|c| c.reason.as_str()),
+        Some("UnbindingPendingUserAction")
+    );
+    // The InfraEnv's clusterRef is immutable.
+    let ies: Api<InfraEnv> = Api::namespaced(admin.clone(), ns);
+    let patch = json!({"spec": {"clusterRef": {"name": "alpha", "namespace": ns}}});
+    match ies
+        .patch("pool", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Err(kube::Error::Api(s))
+            if s.message.contains(
+                "Attempted to change Spec.ClusterRef which is immutable after InfraEnv creation.",
+            ) => {}
+        other => bail!("the webhook must refuse setting clusterRef: {other:?}"),
+    }
+    webhooks
+        .delete(configuration, &DeleteParams::default())
+        .await?;
+    Ok(())
+}
+
+/// Deleting a ClusterDeployment returns its late-binding agents to the pool, or deletes them
+/// when the ClusterDeployment has `preserveOnDelete`.
+pub async fn cluster_deletion_returns_or_deletes_agents(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-teardown";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "pool").await?;
+    cluster(admin, ns, "gone", false).await?;
+    cluster(admin, ns, "kept", true).await?;
+    let _controller = start_controller(ctx, None).await;
+    let _hosts = start_simulator(ctx, ns, "pool", "host", 2, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    for host in ["host-0", "host-1"] {
+        wait_state(&agents, host, "known-unbound", Some(None)).await?;
+    }
+    set_cluster(&agents, "host-0", Some("gone")).await?;
+    set_cluster(&agents, "host-1", Some("kept")).await?;
+    wait_state(&agents, "host-0", "known", Some(Some("gone"))).await?;
+    wait_state(&agents, "host-1", "known", Some(Some("kept"))).await?;
+    let cds: Api<ClusterDeployment> = Api::namespaced(admin.clone(), ns);
+    let finalizer = "clusterdeployments.agent-install.openshift.io/ai-deprovision".to_string();
+    assert!(cds.get("gone").await?.finalizers().contains(&finalizer));
+    cds.delete("gone", &DeleteParams::default()).await?;
+    let back = wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    assert!(back.spec.cluster_deployment_name.is_none());
+    eventually(
+        "ClusterDeployment gone deleted",
+        Duration::from_secs(30),
+        || async { Ok(cds.get_opt("gone").await?.is_none().then_some(())) },
+    )
+    .await?;
+    cds.delete("kept", &DeleteParams::default()).await?;
+    eventually("Agent host-1 deleted", Duration::from_secs(30), || async {
+        Ok(agents.get_opt("host-1").await?.is_none().then_some(()))
+    })
+    .await?;
+    Ok(())
+}
