@@ -78,3 +78,38 @@ fn main() -> ExitCode {
         Cluster::start_with_controllers("namespace,garbagecollector,clusterrole-aggregation")
     })
 }
+
+/// Polls `check` every 200 ms until it gives `Some`, for at most `within` (the component tests'
+/// shared wait).
+pub async fn eventually<T, F, Fut>(what: &str, within: Duration, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,
+{
+    let started = std::time::Instant::now();
+    let mut last = None;
+    loop {
+        match check().await {
+            Ok(Some(value)) => return Ok(value),
+            Ok(None) => {}
+            Err(e) => last = Some(e),
+        }
+        if started.elapsed() > within {
+            anyhow::bail!("{what}: not within {within:?} (last error: {last:?})");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Creates the namespace `name` unless it exists.
+pub async fn namespace(admin: &kube::Client, name: &str) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::{Api, PostParams};
+    let api: Api<Namespace> = Api::all(admin.clone());
+    let ns: Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": name}}))?;
+    match api.create(&PostParams::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -629,7 +629,10 @@ pub async fn start_as_restricted_user(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
     let accounts: Api<ServiceAccount> =
         Api::namespaced(ctx.admin.clone(), "openshift-cluster-version");
-    let restricted = token_client(ctx, &accounts, "cluster-version-operator").await?;
+    let restricted = ctx
+        .cluster
+        .service_account_client(&accounts, "cluster-version-operator")
+        .await?;
     // Not an admin: the token only has what the payload's roles grant.
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(restricted.clone(), "kube-system");
@@ -850,32 +853,7 @@ async fn service_account_token(
     bindings
         .patch(name, &params, &Patch::Apply(&binding))
         .await?;
-    token_client(ctx, &accounts, name).await
-}
-
-/// A client authenticated as the ServiceAccount `name` of `accounts`, with a token from the
-/// TokenRequest API.
-async fn token_client(
-    ctx: &Ctx<'_>,
-    accounts: &Api<k8s_openapi::api::core::v1::ServiceAccount>,
-    name: &str,
-) -> anyhow::Result<kube::Client> {
-    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-    let request = TokenRequest {
-        spec: TokenRequestSpec {
-            audiences: vec![],
-            expiration_seconds: Some(3600),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let token = accounts
-        .create_token_request(name, &PostParams::default(), &request)
-        .await?
-        .status
-        .context("no token in the TokenRequest status")?
-        .token;
-    ctx.cluster.client_with_token(&token).await
+    ctx.cluster.service_account_client(&accounts, name).await
 }
 
 /// A cluster without the Lease's namespace: an operator allowed to creates it and runs; one
@@ -1072,7 +1050,10 @@ async fn start_installs_component(ctx: &Ctx<'_>, case: ComponentCase) -> anyhow:
 
     // The controller as the payload's ServiceAccount: the payload's RBAC is all it has.
     let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), case.namespace);
-    let client = token_client(ctx, &accounts, case.service_account).await?;
+    let client = ctx
+        .cluster
+        .service_account_client(&accounts, case.service_account)
+        .await?;
     let host = HostOptions {
         listen: "127.0.0.1:0".parse()?,
         lease: Some(LeaseConfig::named(

@@ -2,13 +2,11 @@
 //! with its webhooks where a test needs them) and the discovery-agent simulator
 //! (`cvo agent simulate`'s code, in-process), through the design's user stories.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
@@ -26,7 +24,7 @@ use cvo::components::agents::types::{Agent, AgentClusterInstall, ClusterDeployme
 use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
 use cvo::host::webhook::WebhookOptions;
 
-use super::Ctx;
+use super::{Ctx, eventually, namespace};
 
 /// The component's CRDs (as the payload ships them), established.
 pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
@@ -122,36 +120,6 @@ async fn start_simulator(
         .context("the simulator did not register its hosts within 60s")?
         .context("the simulator failed (message above)")?;
     Ok(Running(tx))
-}
-
-async fn eventually<T, F, Fut>(what: &str, within: Duration, mut check: F) -> anyhow::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = anyhow::Result<Option<T>>>,
-{
-    let started = std::time::Instant::now();
-    let mut last = None;
-    loop {
-        match check().await {
-            Ok(Some(value)) => return Ok(value),
-            Ok(None) => {}
-            Err(e) => last = Some(e),
-        }
-        if started.elapsed() > within {
-            bail!("{what}: not within {within:?} (last error: {last:?})");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn namespace(admin: &kube::Client, name: &str) -> anyhow::Result<()> {
-    let api: Api<Namespace> = Api::all(admin.clone());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
-    match api.create(&PostParams::default(), &ns).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 async fn infra_env(admin: &kube::Client, ns: &str, name: &str) -> anyhow::Result<()> {

@@ -2,7 +2,6 @@
 //! deployment-targets`, in-process) with the namespace provisioner, real finalizers, deletion
 //! timestamps and namespace deletion.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,7 +26,7 @@ use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
 use cvo::host::webhook::WebhookOptions;
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 
-use super::Ctx;
+use super::{Ctx, eventually, namespace};
 
 /// The component's CRDs and the ClusterOperator CRD, established.
 pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
@@ -137,37 +136,6 @@ fn pem(certs: &[Vec<u8>]) -> String {
             )
         })
         .collect()
-}
-
-/// Polls `check` every 200 ms until it gives `Some`, for at most `within`.
-async fn eventually<T, F, Fut>(what: &str, within: Duration, mut check: F) -> anyhow::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = anyhow::Result<Option<T>>>,
-{
-    let started = std::time::Instant::now();
-    let mut last = None;
-    loop {
-        match check().await {
-            Ok(Some(value)) => return Ok(value),
-            Ok(None) => {}
-            Err(e) => last = Some(e),
-        }
-        if started.elapsed() > within {
-            bail!("{what}: not within {within:?} (last error: {last:?})");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn namespace(admin: &kube::Client, name: &str) -> anyhow::Result<()> {
-    let api: Api<Namespace> = Api::all(admin.clone());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
-    match api.create(&PostParams::default(), &ns).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 async fn class(

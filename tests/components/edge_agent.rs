@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
@@ -57,21 +56,9 @@ async fn apply_all(client: &kube::Client, documents: &[Value]) -> anyhow::Result
 async fn install(ctx: &Ctx<'_>, settings: &InstallSettings) -> anyhow::Result<kube::Client> {
     apply_all(&ctx.admin, &render(settings)?).await?;
     let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), &settings.namespace);
-    let request = TokenRequest {
-        spec: TokenRequestSpec {
-            audiences: vec![],
-            expiration_seconds: Some(3600),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let token = accounts
-        .create_token_request(SERVICE_ACCOUNT, &PostParams::default(), &request)
-        .await?
-        .status
-        .context("no token in the TokenRequest status")?
-        .token;
-    ctx.cluster.client_with_token(&token).await
+    ctx.cluster
+        .service_account_client(&accounts, SERVICE_ACCOUNT)
+        .await
 }
 
 /// Whether the apiserver allows `client` to create Deployments in `namespace`.

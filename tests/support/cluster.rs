@@ -73,6 +73,31 @@ impl Cluster {
         Ok(kube::Client::try_from(config)?)
     }
 
+    /// A client authenticated as the ServiceAccount `name` of `accounts`, with an hour's token
+    /// from the TokenRequest API.
+    pub async fn service_account_client(
+        &self,
+        accounts: &kube::Api<k8s_openapi::api::core::v1::ServiceAccount>,
+        name: &str,
+    ) -> anyhow::Result<kube::Client> {
+        use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+        let request = TokenRequest {
+            spec: TokenRequestSpec {
+                audiences: vec![],
+                expiration_seconds: Some(3600),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let token = accounts
+            .create_token_request(name, &Default::default(), &request)
+            .await?
+            .status
+            .context("no token in the TokenRequest status")?
+            .token;
+        self.client_with_token(&token).await
+    }
+
     /// Stops (`"stop"`) or starts (`"start"`) the kube-apiserver alone, on the same port; etcd
     /// and its data stay (`hack/cluster/apiserver.sh`). Blocking.
     pub fn apiserver(&self, action: &str) -> anyhow::Result<()> {

@@ -120,6 +120,25 @@ enum ReconcileError {
     },
 }
 
+/// Merge-patches the object `name` of `api` and counts the write for `controller`.
+async fn merge_patch<K>(
+    shared: &Shared,
+    controller: &'static str,
+    api: &Api<K>,
+    kind: &'static str,
+    name: &str,
+    patch: &serde_json::Value,
+) -> Result<(), ReconcileError>
+where
+    K: Clone + DeserializeOwned + std::fmt::Debug,
+{
+    api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map_err(write_error("patch", kind, name))?;
+    (shared.host.metrics).observe_write(controller, kind, "patch");
+    Ok(())
+}
+
 fn write_error(
     verb: &'static str,
     kind: &'static str,
@@ -343,13 +362,7 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
         // Deregistering the host: nothing is kept outside the Agent.
         if has_finalizer(agent, FINALIZER_AGENT) {
             let patch = finalizers_patch(agent, FINALIZER_AGENT, false);
-            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(write_error("patch", "Agent", &name))?;
-            shared
-                .host
-                .metrics
-                .observe_write("agents", "Agent", "patch");
+            merge_patch(shared, "agents", &api, "Agent", &name, &patch).await?;
         }
         return Ok(Action::await_change());
     }
@@ -391,13 +404,7 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
         let mut patch = finalizers_patch(agent, FINALIZER_AGENT, true);
         patch["metadata"]["labels"] =
             json!({LABEL_CLUSTER_DEPLOYMENT_NAMESPACE: plan.cluster_namespace_label});
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(write_error("patch", "Agent", &name))?;
-        shared
-            .host
-            .metrics
-            .observe_write("agents", "Agent", "patch");
+        merge_patch(shared, "agents", &api, "Agent", &name, &patch).await?;
         // The status is written on the next reconcile (the patch changed the object).
         return Ok(Action::requeue(Duration::from_millis(10)));
     }
@@ -478,10 +485,15 @@ async fn cluster_deployment_reconcile(
     if cd.meta().deletion_timestamp.is_none() {
         if !present {
             let patch = finalizers_patch(cd, FINALIZER_CLUSTER_DEPLOYMENT, true);
-            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(write_error("patch", "ClusterDeployment", &name))?;
-            (shared.host.metrics).observe_write("clusterdeployments", "ClusterDeployment", "patch");
+            merge_patch(
+                shared,
+                "clusterdeployments",
+                &api,
+                "ClusterDeployment",
+                &name,
+                &patch,
+            )
+            .await?;
         }
         return Ok(Action::await_change());
     }
@@ -519,20 +531,29 @@ async fn cluster_deployment_reconcile(
             }
             Teardown::Unbind => {
                 let patch = json!({"spec": {"clusterDeploymentName": null}});
-                agents_api
-                    .patch(&agent_name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map_err(write_error("patch", "Agent", &agent_name))?;
-                (shared.host.metrics).observe_write("clusterdeployments", "Agent", "patch");
+                merge_patch(
+                    shared,
+                    "clusterdeployments",
+                    &agents_api,
+                    "Agent",
+                    &agent_name,
+                    &patch,
+                )
+                .await?;
             }
             Teardown::Keep => {}
         }
     }
     let patch = finalizers_patch(cd, FINALIZER_CLUSTER_DEPLOYMENT, false);
-    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(write_error("patch", "ClusterDeployment", &name))?;
-    (shared.host.metrics).observe_write("clusterdeployments", "ClusterDeployment", "patch");
+    merge_patch(
+        shared,
+        "clusterdeployments",
+        &api,
+        "ClusterDeployment",
+        &name,
+        &patch,
+    )
+    .await?;
     Ok(Action::await_change())
 }
 
