@@ -460,34 +460,44 @@ async fn observe(api: &Api<ClusterVersion>, client: &kube::Client) -> anyhow::Re
 }
 
 /// What the `Upgradeable` risk sources read from the cluster, read after a pass has applied (the
-/// deletions in progress are the loop's own, added by [`pass_status`]). Errors are kept as the
-/// sources report them.
-async fn risk_facts(client: &kube::Client) -> RiskFacts {
+/// deletions in progress are the loop's own, added by [`pass_status`]), from `operators` (the
+/// ClusterOperators listed once for this and the metrics). Errors are kept as the sources
+/// report them.
+async fn risk_facts(
+    client: &kube::Client,
+    operators: &Result<Vec<ClusterOperator>, String>,
+) -> RiskFacts {
     use super::upgradeable::{
         ADMIN_ACKS, ADMIN_ACKS_NAMESPACE, ADMIN_GATES, ADMIN_GATES_NAMESPACE,
     };
-    let operators = match Api::<ClusterOperator>::all(client.clone())
-        .list(&Default::default())
-        .await
-    {
-        Ok(list) => Ok(list
-            .items
-            .into_iter()
+    let operators = operators.as_ref().map_err(Clone::clone).map(|operators| {
+        (operators.iter())
             .map(|co| {
-                let name = co.metadata.name.unwrap_or_default();
-                let upgradeable = co
-                    .status
-                    .and_then(|s| s.conditions.into_iter().find(|c| c.type_ == "Upgradeable"));
+                let name = co.metadata.name.clone().unwrap_or_default();
+                let upgradeable = (co.status.iter())
+                    .flat_map(|s| &s.conditions)
+                    .find(|c| c.type_ == "Upgradeable")
+                    .cloned();
                 (name, upgradeable)
             })
-            .collect()),
-        Err(e) => Err(lister_error(e, "clusteroperator", "")),
-    };
+            .collect()
+    });
     RiskFacts {
         admin_gates: config_map_data(client, ADMIN_GATES_NAMESPACE, ADMIN_GATES).await,
         admin_acks: config_map_data(client, ADMIN_ACKS_NAMESPACE, ADMIN_ACKS).await,
         cluster_operators: operators,
         deletes_in_progress: Vec::new(),
+    }
+}
+
+/// Every ClusterOperator, or why they cannot be listed (upstream's lister text).
+async fn cluster_operators(client: &kube::Client) -> Result<Vec<ClusterOperator>, String> {
+    match Api::<ClusterOperator>::all(client.clone())
+        .list(&Default::default())
+        .await
+    {
+        Ok(list) => Ok(list.items),
+        Err(e) => Err(lister_error(e, "clusteroperator", "")),
     }
 }
 
@@ -706,21 +716,18 @@ async fn signature_config_maps(client: &kube::Client, image: &str) -> Vec<Vec<u8
 
 /// Upstream's cluster metrics after a pass, from its status and the ClusterOperators (when
 /// they cannot be listed, the operator series are left out for this pass).
-async fn record_cluster_series(
-    client: &kube::Client,
+fn record_cluster_series(
     metrics: &super::Metrics,
     cv: &ClusterVersion,
     status: &ClusterVersionStatus,
     payload: &Payload,
+    operators: &Result<Vec<ClusterOperator>, String>,
 ) {
-    let operators = match Api::<ClusterOperator>::all(client.clone())
-        .list(&Default::default())
-        .await
-    {
-        Ok(list) => list.items,
-        Err(e) => {
-            tracing::debug!(error = %e, "cannot list ClusterOperators for the metrics");
-            Vec::new()
+    let operators = match operators {
+        Ok(operators) => operators.as_slice(),
+        Err(error) => {
+            tracing::debug!(%error, "cannot list ClusterOperators for the metrics");
+            &[]
         }
     };
     let current = super::cluster_metrics::Current {
@@ -728,7 +735,7 @@ async fn record_cluster_series(
         image: &payload.release_image,
         created: 0,
     };
-    let series = super::cluster_metrics::series(cv, status, &current, &operators);
+    let series = super::cluster_metrics::series(cv, status, &current, operators);
     metrics.set_cluster(&series);
 }
 
@@ -876,11 +883,13 @@ pub async fn sync_once(
     let report = execute(client, &plan, cv, options, &deletions).await;
     state.deletions = std::mem::take(&mut *deletions.lock().unwrap_or_else(|e| e.into_inner()));
     state.record_pass(&report, &observed.now);
-    let risk_facts = risk_facts(client).await;
+    // Listed once: for the risk sources and for the metrics.
+    let operators = cluster_operators(client).await;
+    let risk_facts = risk_facts(client, &operators).await;
     let status = pass_status(&observed, &plan, &report, state, &risk_facts);
     let status_written = write_status(&api, cv.status.as_ref(), &status).await?;
     if let Some(metrics) = &options.metrics {
-        record_cluster_series(client, metrics, cv, &status, &payload).await;
+        record_cluster_series(metrics, cv, &status, &payload, &operators);
     }
     Ok(PassResult {
         report,
