@@ -40,6 +40,11 @@ pub struct Node {
     pub is_namespace_scoped: bool,
     /// `org/name` of the pattern the node runs; empty for a policy node.
     pub pattern: String,
+    /// The agent's versions by kind (`horizon`, `config`, `cert`), for node management.
+    pub software_versions: BTreeMap<String, String>,
+    /// The HA group the node belongs to; empty for none (the exchange spells it `ha_group`).
+    #[serde(alias = "ha_group")]
+    pub ha_group: String,
 }
 
 /// A section of a node policy (`deployment`, `management`).

@@ -11,14 +11,20 @@
 //! - [`exchange`]: exchange documents in the exchange's JSON.
 //! - [`deploycheck`]: deploycheck's per-service checks and warnings.
 //! - [`nmp`]: node management policies: schema, validation, the seed's form translated.
+//! - [`nmp_status`]: a node's status for a policy, in the exchange's JSON; the status strings.
+//! - [`agent_files`]: agent file versions, upgrade manifests, version resolution, package names.
+//! - [`nmp_worker`]: the per-node node management worker, a deterministic state machine.
 //! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
 //!   bidirectional compatibility of two policies.
 
+pub mod agent_files;
 pub mod agent_install;
 pub mod constraints;
 pub mod deploycheck;
 pub mod exchange;
 pub mod nmp;
+pub mod nmp_status;
+pub mod nmp_worker;
 pub mod placement;
 pub mod properties;
 pub mod version;
