@@ -609,3 +609,248 @@ fn deploycheck_refuses_bad_input() {
     ]);
     assert_eq!(code, 2, "--policy or --pattern is required: {stderr}");
 }
+
+const NMP: &str = "testdata/edge/nmp";
+
+/// `cvo edge nmp status` over the NMP test data, at NOW for STEPS monitor periods.
+fn nmp_args(now: &str, steps: &str, seed: &str) -> Vec<String> {
+    [
+        "nmp",
+        "status",
+        "--node",
+        &format!("{NMP}/node.json"),
+        "--policies",
+        &format!("{NMP}/policies"),
+        "--versions",
+        &format!("{NMP}/versions.json"),
+        "--manifests",
+        &format!("{NMP}/manifests"),
+        "--now",
+        now,
+        "--steps",
+        steps,
+        "--seed",
+        seed,
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+fn nmp_json(now: &str, steps: &str, seed: &str) -> Value {
+    let args = nmp_args(now, steps, seed);
+    let (code, json, stderr) = json_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{stderr}");
+    json
+}
+
+#[test]
+fn nmp_status_creates_the_statuses_in_the_exchange_form() {
+    let json = nmp_json("2026-02-28T23:00:00Z", "0", "7");
+    let statuses = json["managementStatus"].as_object().unwrap();
+    // myorg/other names a pattern the node does not run.
+    assert_eq!(
+        statuses.keys().collect::<Vec<_>>(),
+        ["myorg/pin", "myorg/upgrade"]
+    );
+    let pin = &statuses["myorg/pin"];
+    assert_eq!(
+        pin["agentUpgradePolicyStatus"],
+        json!({
+            "scheduledTime": "2026-03-01T02:00:00Z",
+            "upgradedVersions": {"softwareVersion": "", "certVersion": "", "configVersion": ""},
+            "status": "waiting",
+            "workingDirectory": "/var/horizon/nmp"
+        })
+    );
+    assert_eq!(pin["agentUpgradeInternal"]["manifest"], "myorg/pin");
+    assert_eq!(pin["agentUpgradeInternal"]["downloadAttempts"], 0);
+    assert_eq!(json["lastIndex"], 0);
+    // The upgrade's start is drawn in [start, start+600s), the same for the same seed.
+    let scheduled = |json: &Value| {
+        json["managementStatus"]["myorg/upgrade"]["agentUpgradePolicyStatus"]["scheduledTime"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let at = scheduled(&json);
+    assert!(at.starts_with("2026-03-01T00:0"), "{at}");
+    assert_eq!(scheduled(&nmp_json("2026-02-28T23:00:00Z", "0", "7")), at);
+    let seeds: std::collections::BTreeSet<String> = (0..6)
+        .map(|seed| scheduled(&nmp_json("2026-02-28T23:00:00Z", "0", &seed.to_string())))
+        .collect();
+    assert!(seeds.len() > 1, "{seeds:?}");
+}
+
+#[test]
+fn nmp_status_runs_the_jobs() {
+    // After the window: the upgrade runs (software and config to latest); the pin is not due.
+    let json = nmp_json("2026-03-01T00:20:00Z", "10", "7");
+    let upgrade = &json["managementStatus"]["myorg/upgrade"]["agentUpgradePolicyStatus"];
+    assert_eq!(upgrade["status"], "successful");
+    assert_eq!(
+        upgrade["upgradedVersions"],
+        json!({"softwareVersion": "2.31.0", "certVersion": "", "configVersion": "1.1.0"})
+    );
+    assert_eq!(upgrade["startTime"], "2026-03-01T00:22:00Z");
+    assert_eq!(upgrade["endTime"], "2026-03-01T00:23:00Z");
+    let pin = &json["managementStatus"]["myorg/pin"]["agentUpgradePolicyStatus"];
+    assert_eq!(pin["status"], "waiting");
+    // Both due: the latest-scheduled (the pin) runs first and finds the node on 2.30.0.
+    let json = nmp_json("2026-03-01T03:00:00Z", "10", "7");
+    let pin = &json["managementStatus"]["myorg/pin"]["agentUpgradePolicyStatus"];
+    assert_eq!(pin["status"], "no action required");
+    let upgrade = &json["managementStatus"]["myorg/upgrade"]["agentUpgradePolicyStatus"];
+    assert_eq!(upgrade["status"], "successful");
+    assert_eq!(upgrade["startTime"], "2026-03-01T03:03:00Z");
+}
+
+#[test]
+fn nmp_status_in_text() {
+    let args = nmp_args("2026-03-01T00:20:00Z", "2", "7");
+    let (code, out, stderr) = text_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "myorg/pin: waiting, scheduled 2026-03-01T02:00:00Z"
+    );
+    assert!(
+        lines[1].starts_with("myorg/upgrade: downloaded, scheduled 2026-03-01T00:0")
+            && lines[1].ends_with(", software 2.31.0, config 1.1.0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn nmp_status_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let node = format!("{NMP}/node.json");
+    let versions = format!("{NMP}/versions.json");
+    let run = |policies: &str, manifests: &str, now: &str| {
+        text_of(&[
+            "nmp",
+            "status",
+            "--node",
+            &node,
+            "--policies",
+            policies,
+            "--versions",
+            &versions,
+            "--manifests",
+            manifests,
+            "--now",
+            now,
+        ])
+    };
+    let manifests = format!("{NMP}/manifests");
+    // A typo in a policy's field.
+    write("typo/a.json", r#"{"patterns": ["web"], "startWindw": 60}"#);
+    let typo = dir.path().join("typo").display().to_string();
+    let (code, _, stderr) = run(&typo, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("a.json: myorg/a"), "{stderr}");
+    assert!(stderr.contains("did you mean startWindow?"), "{stderr}");
+    // The exchange's and anax's refusals.
+    write(
+        "both/b.json",
+        r#"{"patterns": ["web"], "constraints": ["a == b"]}"#,
+    );
+    let both = dir.path().join("both").display().to_string();
+    let (code, _, stderr) = run(&both, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("you can not specify both constraints and patterns"),
+        "{stderr}"
+    );
+    write(
+        "start/c.json",
+        r#"{"patterns": ["web"], "start": "tomorrow"}"#,
+    );
+    let start = dir.path().join("start").display().to_string();
+    let (_, _, stderr) = run(&start, &manifests, "2026-03-01T00:00:00Z");
+    assert!(
+        stderr.contains("The start time must be in RFC3339 format or set to \"now\"."),
+        "{stderr}"
+    );
+    // A manifest version that is no version.
+    write(
+        "m/up.json",
+        r#"{"softwareUpgrade": {"files": ["*"], "version": "latset"}}"#,
+    );
+    let bad_manifests = dir.path().join("m").display().to_string();
+    let (code, _, stderr) = run(
+        &format!("{NMP}/policies"),
+        &bad_manifests,
+        "2026-03-01T00:00:00Z",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("up.json: Unrecognized version expression string latset."),
+        "{stderr}"
+    );
+    // No such directory; a clock that is not RFC 3339.
+    let (code, _, stderr) = run("/nonexistent/nmps", &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("/nonexistent/nmps: cannot read the directory"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&format!("{NMP}/policies"), &manifests, "2026-03-01 00:00");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not an RFC 3339 time"), "{stderr}");
+}
+
+#[test]
+fn nmp_status_accepts_the_seed_upgrade_policy_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("policies")).unwrap();
+    std::fs::write(
+        dir.path().join("policies/seed.json"),
+        r#"{"patterns": ["web"], "enabled": true,
+            "agentUpgradePolicy": {"atLeastVersion": "current", "start": "2026-03-01T00:00:00Z", "duration": 60}}"#,
+    )
+    .unwrap();
+    // The seed's manifest asks for every kind at latest: the hub offers a certificate too.
+    let versions = dir.path().join("versions.json");
+    std::fs::write(
+        &versions,
+        r#"{"agentSoftwareVersions": ["2.31.0"], "agentConfigVersions": ["1.1.0"], "agentCertVersions": ["1.0.0"]}"#,
+    )
+    .unwrap();
+    let policies = dir.path().join("policies").display().to_string();
+    let node = format!("{NMP}/node.json");
+    let versions = versions.display().to_string();
+    let args = [
+        "nmp",
+        "status",
+        "--node",
+        &node,
+        "--policies",
+        &policies,
+        "--versions",
+        &versions,
+        "--now",
+        "2026-03-01T00:05:00Z",
+        "--steps",
+        "5",
+    ];
+    let (code, json, stderr) = json_of(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("atLeastVersion (seed)"),
+        "{stderr}"
+    );
+    let status = &json["managementStatus"]["myorg/seed"];
+    assert_eq!(status["agentUpgradeInternal"]["manifest"], "seed-seed");
+    assert_eq!(status["agentUpgradePolicyStatus"]["status"], "successful");
+    assert_eq!(
+        status["agentUpgradePolicyStatus"]["upgradedVersions"],
+        json!({"softwareVersion": "2.31.0", "certVersion": "1.0.0", "configVersion": "1.1.0"})
+    );
+}

@@ -37,11 +37,11 @@ pub struct DeploycheckArgs {
     pub output: EdgeFormat,
 }
 
-fn read(path: &Path) -> anyhow::Result<String> {
+pub(super) fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))
 }
 
-fn document<T: DeserializeOwned>(
+pub(super) fn document<T: DeserializeOwned>(
     path: &Path,
     what: &'static str,
     key: &'static str,

@@ -28,6 +28,8 @@ mod edge_agent;
 #[cfg(feature = "cluster")]
 mod edge_deploycheck;
 #[cfg(feature = "cluster")]
+mod edge_nmp;
+#[cfg(feature = "cluster")]
 mod edge_placement;
 mod graph;
 mod inclusion;
@@ -400,6 +402,9 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
             edge::EdgeCommand::AgentInstall(a) => machine(&a.output),
             edge::EdgeCommand::Namespace(a) => machine(&a.output),
             edge::EdgeCommand::Deploycheck(a) => machine(&a.output),
+            edge::EdgeCommand::Nmp(g) => match &g.command {
+                edge_nmp::NmpCommand::Status(a) => machine(&a.output),
+            },
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {

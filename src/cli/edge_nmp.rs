@@ -1,0 +1,402 @@
+//! `cvo edge nmp status`: a node's node management worker (`components::edge::nmp_worker`)
+//! run over exchange documents read from files, printing each applicable policy's status as the
+//! exchange holds it. The files are read and checked here; the worker decides.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, anyhow, bail};
+use clap::{Args, Subcommand};
+use rand_chacha::ChaCha8Rng;
+use rand08::SeedableRng as _;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::CliResult;
+use super::edge::EdgeFormat;
+use super::edge_deploycheck::{document, read};
+use crate::components::edge::agent_files::{
+    self, AgentFileVersions, DeviceFacts, FileKind, UpgradeManifest,
+};
+use crate::components::edge::exchange::{self, NodePolicy};
+use crate::components::edge::nmp::{self, ManagementPolicy};
+use crate::components::edge::nmp_status::PolicyStatus;
+use crate::components::edge::nmp_worker::{Hub, MONITOR_PERIOD, NodeState, Worker};
+use crate::components::edge::version;
+use crate::suggest;
+
+/// anax's node management working directory (`GetNodeMgmtDirectory`'s default).
+const WORKING_DIR: &str = "/var/horizon/nmp";
+
+#[derive(Debug, Args)]
+pub struct NmpGroup {
+    #[command(subcommand)]
+    pub command: NmpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NmpCommand {
+    /// Run a node's node management worker from --now for --steps monitor periods (60 s each)
+    /// and print each applicable policy's status.
+    #[command(after_help = STATUS_HELP)]
+    Status(NmpStatusArgs),
+}
+
+const STATUS_HELP: &str = "Example:
+  cvo edge nmp status --node node.json --policies nmps/ --versions versions.json \\
+      --manifests manifests/ --now 2026-03-01T00:00:00Z --steps 10 -o json
+
+Files are the exchange's JSON. --policies DIR holds one NMP per NAME.json (named ORG/NAME after
+the node's org) or the exchange's {\"managementPolicy\": {\"ORG/NAME\": {...}}} answer;
+--manifests DIR one upgrade manifest per ID.json (agentUpgradePolicy.manifest names ID or ORG/ID).
+Each step: the active job advances (download, install), then the monitor may start the next.
+Downloads and installs succeed; --seed picks the start times in each policy's startWindow.
+
+Exit codes:
+  0  the statuses were computed
+  1  a file cannot be read or is not valid (the file is named)
+  2  usage error";
+
+#[derive(Debug, Args)]
+pub struct NmpStatusArgs {
+    /// The node (`/orgs/{org}/nodes/{id}`): pattern, nodeType, softwareVersions, ha_group.
+    #[arg(long, value_name = "FILE")]
+    pub node: PathBuf,
+    /// The node policy (`/nodes/{id}/policy`); without it no policy-based NMP applies.
+    #[arg(long, value_name = "FILE")]
+    pub node_policy: Option<PathBuf>,
+    /// The org's node management policies.
+    #[arg(long, value_name = "DIR")]
+    pub policies: PathBuf,
+    /// The hub's agent file versions (`/orgs/{org}/AgentFileVersion`).
+    #[arg(long, value_name = "FILE")]
+    pub versions: PathBuf,
+    /// The upgrade manifests (CSS `agent_upgrade_manifests`); without it none exist.
+    #[arg(long, value_name = "DIR")]
+    pub manifests: Option<PathBuf>,
+    /// The clock at the first step, RFC 3339 (`2026-03-01T00:00:00Z`).
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub now: jiff::Timestamp,
+    /// The random source's seed (the start times within each window).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Monitor periods to run; 0 only creates the statuses.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub steps: u32,
+    /// text: a line per policy; json: the exchange's {"managementStatus": {"ORG/NAME": ...}}.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = EdgeFormat::Text)]
+    pub output: EdgeFormat,
+}
+
+fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
+    text.parse()
+        .map_err(|e| format!("not an RFC 3339 time such as 2026-03-01T00:00:00Z: {e}"))
+}
+
+pub fn nmp(group: NmpGroup) -> CliResult {
+    match group.command {
+        NmpCommand::Status(args) => status(args),
+    }
+}
+
+fn status(args: NmpStatusArgs) -> CliResult {
+    let (node_id, node) =
+        exchange::node(&read(&args.node)?).with_context(|| format!("{}", args.node.display()))?;
+    let org = node_id
+        .as_deref()
+        .and_then(|id| id.split_once('/'))
+        .map_or("", |(org, _)| org)
+        .to_owned();
+    let node_policy = match &args.node_policy {
+        Some(path) => Some(document::<NodePolicy>(path, "node policy", "nodePolicy")?.1),
+        None => None,
+    };
+    let versions: AgentFileVersions = strict(
+        &args.versions,
+        "agent file versions",
+        &[
+            "agentSoftwareVersions",
+            "agentConfigVersions",
+            "agentCertVersions",
+            "lastUpdated",
+        ],
+    )?;
+    warn_invalid_versions(&args.versions, &versions);
+    let mut manifests = match &args.manifests {
+        Some(dir) => read_manifests(dir)?,
+        None => BTreeMap::new(),
+    };
+    let policies = read_policies(&args.policies, &org, &mut manifests)?;
+
+    let mut worker = Worker::new(node_state(&node, node_policy.as_ref()), WORKING_DIR);
+    let hub = Hub {
+        org: &org,
+        versions: &versions,
+        manifests: &manifests,
+    };
+    let now = args.now.as_second();
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    worker.sync(&policies, node_policy.as_ref(), now, &mut rng);
+    for step in 0..i64::from(args.steps) {
+        worker.tick(
+            now + step * MONITOR_PERIOD,
+            &hub,
+            true,
+            &mut |_, _, _| Ok(()),
+            &mut |_| Ok(()),
+        );
+    }
+    print(&worker.statuses, args.output)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The node as the worker sees it: its pattern and type, the agent's versions
+/// (`softwareVersions` `horizon`, `config`, `cert`), its HA group and the software files it
+/// needs (from the node policy's built-in properties for a device).
+fn node_state(node: &exchange::Node, policy: Option<&NodePolicy>) -> NodeState {
+    let property = |name: &str| {
+        (policy.into_iter())
+            .flat_map(|p| p.properties.iter())
+            .find(|p| p.name == name)
+            .and_then(|p| p.value.clone())
+    };
+    let device = DeviceFacts {
+        os: property("openhorizon.operatingSystem").and_then(|v| v.as_str().map(str::to_owned)),
+        arch: (property("openhorizon.arch").and_then(|v| v.as_str().map(str::to_owned)))
+            .unwrap_or_else(|| node.arch.clone()),
+        containerized: property("openhorizon.containerized").and_then(|v| v.as_bool())
+            == Some(true),
+    };
+    let cluster = node.node_type == "cluster";
+    let versions = (FileKind::ALL.into_iter())
+        .filter_map(|kind| Some((kind, node.software_versions.get(kind.node_key())?.clone())))
+        .collect();
+    let (software_files, software_files_error) = match agent_files::software_files(cluster, &device)
+    {
+        Ok(files) => (files, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    NodeState {
+        pattern: node.pattern.clone(),
+        cluster,
+        ha_group: node.ha_group.clone(),
+        versions,
+        software_files,
+        software_files_error,
+    }
+}
+
+/// A JSON object whose keys must all be known (a typo is an error with the near miss).
+fn strict<T: DeserializeOwned>(path: &Path, what: &str, known: &[&str]) -> anyhow::Result<T> {
+    let value: Value = serde_json::from_str(&read(path)?)
+        .with_context(|| format!("{}: not JSON", path.display()))?;
+    check_keys(&value, what, known).with_context(|| format!("{}", path.display()))?;
+    serde_json::from_value(value).with_context(|| format!("{}: not {what}", path.display()))
+}
+
+fn check_keys(value: &Value, what: &str, known: &[&str]) -> anyhow::Result<()> {
+    let Some(object) = value.as_object() else {
+        bail!("not {what}: a JSON object is expected");
+    };
+    match object.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(key) => bail!(
+            "{}",
+            suggest::unknown_value(&format!("{what} field"), key, known)
+        ),
+        None => Ok(()),
+    }
+}
+
+fn warn_invalid_versions(path: &Path, versions: &AgentFileVersions) {
+    for kind in FileKind::ALL {
+        for v in versions
+            .of(kind)
+            .iter()
+            .filter(|v| !version::is_version_string(v))
+        {
+            eprintln!(
+                "warning: {}: {v:?} is not a version; ignored, as anax ignores it",
+                path.display()
+            );
+        }
+    }
+}
+
+const MANIFEST_KEYS: [&str; 3] = [
+    "softwareUpgrade",
+    "certificateUpgrade",
+    "configurationUpgrade",
+];
+
+/// `DIR/ID.json` → manifest ID.
+fn read_manifests(dir: &Path) -> anyhow::Result<BTreeMap<String, UpgradeManifest>> {
+    let mut manifests = BTreeMap::new();
+    for path in json_files(dir)? {
+        let value: Value = serde_json::from_str(&read(&path)?)
+            .with_context(|| format!("{}: not JSON", path.display()))?;
+        check_keys(&value, "upgrade manifest", &MANIFEST_KEYS)
+            .with_context(|| format!("{}", path.display()))?;
+        for key in MANIFEST_KEYS {
+            if let Some(part) = value.get(key) {
+                check_keys(part, key, &["files", "version"])
+                    .with_context(|| format!("{}", path.display()))?;
+            }
+        }
+        let manifest: UpgradeManifest = serde_json::from_value(value)
+            .with_context(|| format!("{}: not an upgrade manifest", path.display()))?;
+        manifest.validate().map_err(|e| {
+            anyhow!(
+                "{}: {e} Use latest, a version or a version range",
+                path.display()
+            )
+        })?;
+        manifests.insert(stem(&path), manifest);
+    }
+    Ok(manifests)
+}
+
+const NMP_KEYS: [&str; 13] = [
+    "owner",
+    "label",
+    "description",
+    "constraints",
+    "properties",
+    "patterns",
+    "enabled",
+    "start",
+    "startWindow",
+    "agentUpgradePolicy",
+    "agentImagePolicy",
+    "lastUpdated",
+    "created",
+];
+
+/// The policies by `ORG/NAME`, validated; the seed's `atLeastVersion` becomes a manifest
+/// `seed-NAME`.
+fn read_policies(
+    dir: &Path,
+    org: &str,
+    manifests: &mut BTreeMap<String, UpgradeManifest>,
+) -> anyhow::Result<BTreeMap<String, ManagementPolicy>> {
+    let mut policies = BTreeMap::new();
+    for path in json_files(dir)? {
+        let value: Value = serde_json::from_str(&read(&path)?)
+            .with_context(|| format!("{}: not JSON", path.display()))?;
+        let entries: Vec<(String, Value)> = match value.get("managementPolicy") {
+            Some(Value::Object(map)) => map.clone().into_iter().collect(),
+            _ => {
+                let name = match org {
+                    "" => stem(&path),
+                    org => format!("{org}/{}", stem(&path)),
+                };
+                vec![(name, value)]
+            }
+        };
+        for (name, value) in entries {
+            let at = || format!("{}: {name}", path.display());
+            check_keys(&value, "node management policy", &NMP_KEYS).with_context(at)?;
+            let policy: ManagementPolicy = serde_json::from_value(value)
+                .with_context(|| format!("{}: not a node management policy", at()))?;
+            let validated = nmp::validate(policy).with_context(at)?;
+            for warning in &validated.warnings {
+                eprintln!("warning: {}: {warning}", at());
+            }
+            let mut policy = validated.policy;
+            if let Some(seed) = validated.seed_manifest {
+                let id = format!("seed-{}", name.rsplit('/').next().unwrap_or(&name));
+                let manifest = serde_json::from_value(seed).context("the seed's manifest")?;
+                manifests.insert(id.clone(), manifest);
+                if let Some(upgrade) = policy.agent_upgrade_policy.as_mut() {
+                    upgrade.manifest = id;
+                }
+            }
+            if policies.insert(name.clone(), policy).is_some() {
+                bail!(
+                    "{}: policy {name} is given twice in {}",
+                    path.display(),
+                    dir.display()
+                );
+            }
+        }
+    }
+    Ok(policies)
+}
+
+fn json_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot read the directory", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("{}: cannot read the directory", dir.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn print(statuses: &BTreeMap<String, PolicyStatus>, output: EdgeFormat) -> anyhow::Result<()> {
+    match output {
+        EdgeFormat::Json => {
+            let out = json!({"managementStatus": statuses, "lastIndex": 0});
+            outln!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        EdgeFormat::Text if statuses.is_empty() => {
+            outln!("no node management policy applies to the node")
+        }
+        EdgeFormat::Text => {
+            for (name, status) in statuses {
+                outln!("{name}: {}", describe(status));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe(status: &PolicyStatus) -> String {
+    let s = &status.agent_upgrade;
+    let mut parts = vec![s.status.to_string()];
+    let scheduled = match s.scheduled_time.as_str() {
+        "" => "no agentUpgradePolicy".to_owned(),
+        at => format!("scheduled {at}"),
+    };
+    parts.push(scheduled);
+    if !s.start_time.is_empty() {
+        parts.push(format!("started {}", s.start_time));
+    }
+    if !s.end_time.is_empty() {
+        parts.push(format!("ended {}", s.end_time));
+    }
+    let v = &s.upgraded_versions;
+    for (kind, version) in [
+        ("software", &v.software_version),
+        ("config", &v.config_version),
+        ("cert", &v.cert_version),
+    ] {
+        if !version.is_empty() {
+            parts.push(format!("{kind} {version}"));
+        }
+    }
+    if status.internal.download_attempts > 0 {
+        parts.push(format!(
+            "download retries {}",
+            status.internal.download_attempts
+        ));
+    }
+    let mut line = parts.join(", ");
+    if !s.error_message.is_empty() {
+        line.push_str(&format!(": {}", s.error_message));
+    }
+    line
+}
