@@ -171,6 +171,10 @@ impl Worker {
         now: i64,
         rng: &mut impl Rng,
     ) {
+        // anax's worker hands an empty policy, never none, to `VerifyCompatible` when the node
+        // has no policy: an NMP without constraints then applies to it.
+        let empty = NodePolicy::default();
+        let node_policy = Some(node_policy.unwrap_or(&empty));
         let mut matching = BTreeSet::new();
         for (name, policy) in nmps {
             if !nmp::applies(node_policy, &self.node.pattern, policy) {
@@ -655,7 +659,8 @@ pub fn scheduled_start(
         other => (other.parse::<jiff::Timestamp>()).map_or(ZERO_TIME, |t| t.as_second()),
     };
     match window > 0 {
-        true => base + rng.gen_range(0..window),
+        // Saturating: a start near the end of time plus a huge window stays a time.
+        true => base.saturating_add(rng.gen_range(0..window)),
         false => base,
     }
 }

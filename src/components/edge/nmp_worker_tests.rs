@@ -112,6 +112,9 @@ fn scheduling_in_the_window() {
             .collect()
     };
     assert_eq!(draws, again);
+    // The end of time plus the largest window: no overflow.
+    let end = scheduled_start("9999-12-31T23:59:59Z", "", i64::MAX, 0, &mut rng(1));
+    assert!(end >= 253_402_300_799);
 }
 
 #[test]
@@ -520,6 +523,22 @@ fn sync_follows_the_policies() {
     let bare = &worker.statuses["org/bare"];
     assert_eq!(bare.agent_upgrade.scheduled_time, "");
     assert_eq!(bare.internal.scheduled_unix_time, ZERO_TIME);
+    // A policy node without a node policy: anax's worker compares with an empty policy, so
+    // only an NMP without constraints applies.
+    let mut policy_node = Worker::new(NodeState::default(), "/w");
+    let by_policy = nmps(vec![
+        ("org/any", policy(r#"{"enabled": true}"#)),
+        (
+            "org/ring",
+            policy(r#"{"enabled": true, "constraints": ["ring == 1"]}"#),
+        ),
+    ]);
+    policy_node.sync(&by_policy, None, T0, &mut rng(1));
+    assert_eq!(policy_node.statuses.keys().collect::<Vec<_>>(), ["org/any"]);
+    let ring: NodePolicy =
+        serde_json::from_str(r#"{"properties": [{"name": "ring", "value": 1}]}"#).unwrap();
+    policy_node.sync(&by_policy, Some(&ring), T0, &mut rng(1));
+    assert_eq!(policy_node.statuses.len(), 2);
     // Disabled, then gone.
     policies.get_mut("org/a").unwrap().enabled = false;
     worker.sync(&policies, None, T0, &mut rng(1));
