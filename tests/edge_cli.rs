@@ -854,3 +854,55 @@ fn nmp_status_accepts_the_seed_upgrade_policy_with_a_warning() {
         json!({"softwareVersion": "2.31.0", "certVersion": "1.0.0", "configVersion": "1.1.0"})
     );
 }
+
+#[test]
+fn nmp_status_starts_from_kept_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("statuses.json");
+    let again = |json: &Value, now: &str, steps: &str| {
+        std::fs::write(&kept, serde_json::to_string(json).unwrap()).unwrap();
+        let mut args = nmp_args(now, steps, "7");
+        args.extend(["--statuses".to_owned(), kept.display().to_string()]);
+        let (code, json, stderr) = json_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{stderr}");
+        json
+    };
+    let status = |json: &Value, name: &str| {
+        json["managementStatus"][name]["agentUpgradePolicyStatus"]["status"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // A download cut short by a restart is tried again, then runs to the end.
+    let first = nmp_json("2026-03-01T00:20:00Z", "1", "7");
+    assert_eq!(status(&first, "myorg/upgrade"), "download started");
+    assert_eq!(
+        status(&again(&first, "2026-03-01T00:30:00Z", "0"), "myorg/upgrade"),
+        "waiting"
+    );
+    let done = again(&first, "2026-03-01T00:30:00Z", "4");
+    assert_eq!(status(&done, "myorg/upgrade"), "successful");
+    // The same scheduled time is kept.
+    assert_eq!(
+        done["managementStatus"]["myorg/upgrade"]["agentUpgradePolicyStatus"]["scheduledTime"],
+        first["managementStatus"]["myorg/upgrade"]["agentUpgradePolicyStatus"]["scheduledTime"]
+    );
+    // The exchange says reset: waiting again.
+    let mut reset = nmp_json("2026-03-01T03:00:00Z", "10", "7");
+    assert_eq!(status(&reset, "myorg/pin"), "no action required");
+    reset["managementStatus"]["myorg/pin"]["agentUpgradePolicyStatus"]["status"] = json!("reset");
+    assert_eq!(
+        status(&again(&reset, "2026-03-01T04:00:00Z", "0"), "myorg/pin"),
+        "waiting"
+    );
+    // Not statuses.
+    std::fs::write(&kept, r#"{"managementStatuses": {}}"#).unwrap();
+    let mut args = nmp_args("2026-03-01T00:00:00Z", "0", "7");
+    args.extend(["--statuses".to_owned(), kept.display().to_string()]);
+    let (code, _, stderr) = text_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("statuses.json") && stderr.contains("did you mean managementStatus?"),
+        "{stderr}"
+    );
+}

@@ -75,6 +75,12 @@ pub struct NmpStatusArgs {
     /// The upgrade manifests (CSS `agent_upgrade_manifests`); without it none exist.
     #[arg(long, value_name = "DIR")]
     pub manifests: Option<PathBuf>,
+    /// The statuses kept from before: a previous run's `-o json` (the exchange's
+    /// `{"managementStatus": ...}` with `agentUpgradeInternal`). The worker then starts as the
+    /// agent does: `download started` is tried again, `reset` statuses are reset, a new
+    /// `latest` re-arms.
+    #[arg(long, value_name = "FILE")]
+    pub statuses: Option<PathBuf>,
     /// The clock at the first step, RFC 3339 (`2026-03-01T00:00:00Z`).
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     pub now: jiff::Timestamp,
@@ -137,7 +143,13 @@ fn status(args: NmpStatusArgs) -> CliResult {
     };
     let now = args.now.as_second();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    worker.sync(&policies, node_policy.as_ref(), now, &mut rng);
+    match &args.statuses {
+        Some(path) => {
+            worker.restore(read_statuses(path)?);
+            worker.start(&policies, node_policy.as_ref(), &versions, now, &mut rng);
+        }
+        None => worker.sync(&policies, node_policy.as_ref(), now, &mut rng),
+    }
     for step in 0..i64::from(args.steps) {
         worker.tick(
             now + step * MONITOR_PERIOD,
@@ -321,6 +333,25 @@ fn read_policies(
         }
     }
     Ok(policies)
+}
+
+/// `{"managementStatus": {"ORG/NAME": status}}`, as `-o json` prints it.
+fn read_statuses(path: &Path) -> anyhow::Result<BTreeMap<String, PolicyStatus>> {
+    let value: Value = serde_json::from_str(&read(path)?)
+        .with_context(|| format!("{}: not JSON", path.display()))?;
+    check_keys(
+        &value,
+        "node management statuses",
+        &["managementStatus", "lastIndex"],
+    )
+    .with_context(|| format!("{}", path.display()))?;
+    let statuses = value.get("managementStatus").cloned().unwrap_or(json!({}));
+    serde_json::from_value(statuses).with_context(|| {
+        format!(
+            "{}: not node management statuses with agentUpgradeInternal (as `cvo edge nmp status -o json` prints them)",
+            path.display()
+        )
+    })
 }
 
 fn json_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {

@@ -130,6 +130,53 @@ impl Worker {
         }
     }
 
+    /// Takes over statuses kept from before (the agent's database, or a previous run's): a
+    /// job already downloaded will install the kinds whose recorded version the node does not
+    /// run yet.
+    pub fn restore(&mut self, statuses: BTreeMap<String, PolicyStatus>) {
+        self.planned.clear();
+        for (name, status) in &statuses {
+            let v = &status.agent_upgrade.upgraded_versions;
+            let kinds: Vec<(FileKind, String)> = [
+                (FileKind::Software, &v.software_version),
+                (FileKind::Config, &v.config_version),
+                (FileKind::Cert, &v.cert_version),
+            ]
+            .into_iter()
+            .filter(|(kind, version)| !version.is_empty() && self.node.version(*kind) != *version)
+            .map(|(kind, version)| (kind, version.clone()))
+            .collect();
+            if !kinds.is_empty() {
+                self.planned.insert(name.clone(), kinds);
+            }
+        }
+        self.statuses = statuses;
+    }
+
+    /// The agent starts with statuses kept from before (anax `Initialize`, in its order): the
+    /// policies are processed, `download started` goes back to `waiting`, statuses the
+    /// exchange set to `reset` are reset, and the hub's versions are checked for a new
+    /// `latest`. Returns the deferred statuses of that last check.
+    pub fn start(
+        &mut self,
+        nmps: &BTreeMap<String, ManagementPolicy>,
+        node_policy: Option<&NodePolicy>,
+        versions: &AgentFileVersions,
+        now: i64,
+        rng: &mut impl Rng,
+    ) -> Vec<String> {
+        self.sync(nmps, node_policy, now, rng);
+        self.restart(now);
+        let reset: Vec<String> = (self.statuses.iter())
+            .filter(|(_, s)| s.status() == Status::Reset)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in reset {
+            self.reset(&name, now);
+        }
+        self.versions_changed(versions, nmps, now, rng)
+    }
+
     /// The statuses of jobs in progress (at most one, by construction).
     pub fn active(&self) -> Vec<&str> {
         (self.statuses.iter())

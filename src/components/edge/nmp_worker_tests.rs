@@ -803,3 +803,43 @@ fn a_thousand_nodes() {
         }
     }
 }
+
+#[test]
+fn starting_from_kept_statuses() {
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("latest", "latest"))]);
+    let versions = versions(&["2.31.0"]);
+    let hub = Hub {
+        org: "org",
+        versions: &versions,
+        manifests: &manifests,
+    };
+    let policies = nmps(vec![
+        ("org/a", upgrade_policy("p", T0, 0, "m", false)),
+        ("org/b", upgrade_policy("p", T0 + 60, 0, "m", false)),
+    ]);
+    let mut before = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    before.sync(&policies, None, T0, &mut rng(1));
+    run(&mut before, &hub, T0 + 60, T0 + 180);
+    assert_eq!(before.statuses["org/b"].status(), Status::Downloaded);
+    // The agent restarts: the downloaded job installs what it downloaded.
+    let mut after = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    let mut kept = before.statuses.clone();
+    kept.get_mut("org/a").unwrap().agent_upgrade.status = Status::Reset;
+    after.restore(kept);
+    after.start(&policies, None, &versions, T0 + 600, &mut rng(2));
+    assert_eq!(after.statuses["org/a"].status(), Status::Waiting, "reset");
+    run(&mut after, &hub, T0 + 600, T0 + 720);
+    assert_eq!(after.statuses["org/b"].status(), Status::Successful);
+    assert_eq!(after.node.versions[&FileKind::Software], "2.31.0");
+    assert_eq!(after.node.versions[&FileKind::Config], "1.1.0");
+    // Then a, reset, finds nothing left to do.
+    run(&mut after, &hub, T0 + 720, T0 + 900);
+    assert_eq!(after.statuses["org/a"].status(), Status::NoActionRequired);
+    // A download cut short is tried again.
+    let mut cut = before.clone();
+    cut.statuses.get_mut("org/b").unwrap().agent_upgrade.status = Status::DownloadStarted;
+    let kept = cut.statuses.clone();
+    cut.restore(kept);
+    cut.start(&policies, None, &versions, T0 + 600, &mut rng(2));
+    assert_eq!(cut.statuses["org/b"].status(), Status::Waiting);
+}
