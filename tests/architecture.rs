@@ -81,6 +81,10 @@ const PURE: &[&str] = &[
     "src/components/edge/constraints/mod.rs",
     "src/components/edge/constraints/lexer.rs",
     "src/components/edge/constraints/eval.rs",
+    "src/components/edge/nmp.rs",
+    "src/components/edge/nmp_status.rs",
+    "src/components/edge/agent_files.rs",
+    "src/components/edge/nmp_worker.rs",
 ];
 
 /// What a pure file may not name outside its tests.
