@@ -61,8 +61,9 @@ use start_tests::{
 use upgrade_tests::{
     upgrade_command_requests_and_clears, upgrade_from_release_images,
     upgrade_moves_resources_into_capabilities, upgrade_preconditions_block_until_forced,
-    upgrade_refuses_risky_updates_until_accepted, upgrade_survives_apiserver_restart,
-    upgrade_verifies_release_signatures, upgrade_waits_for_upgradeable_risks,
+    upgrade_refuses_risky_updates_until_accepted, upgrade_status_shows_the_held_operator,
+    upgrade_survives_apiserver_restart, upgrade_verifies_release_signatures,
+    upgrade_waits_for_upgradeable_risks,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -142,6 +143,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_command_requests_and_clears", |c| {
         Box::pin(upgrade_command_requests_and_clears(c))
+    }),
+    ("upgrade_status_shows_the_held_operator", |c| {
+        Box::pin(upgrade_status_shows_the_held_operator(c))
     }),
     ("upgrade_waits_for_upgradeable_risks", |c| {
         Box::pin(upgrade_waits_for_upgradeable_risks(c))
