@@ -55,8 +55,8 @@ use start_tests::{
     start_enables_then_keeps_a_capability, start_honours_overrides,
     start_installs_the_agents_component, start_installs_the_deployment_targets_component,
     start_installs_with_baseline_none, start_leader_election_hands_over,
-    start_serves_metrics_and_readyz, start_shows_available_updates,
-    start_wakes_on_spec_change_and_bounds_passes,
+    start_reaches_the_update_service_through_the_cluster_proxy, start_serves_metrics_and_readyz,
+    start_shows_available_updates, start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
     upgrade_command_requests_and_clears, upgrade_from_release_images,
@@ -129,6 +129,14 @@ const TESTS: &[(&str, TestFn)] = &[
     ("start_shows_available_updates", |c| {
         Box::pin(start_shows_available_updates(c))
     }),
+    (
+        "start_reaches_the_update_service_through_the_cluster_proxy",
+        |c| {
+            Box::pin(start_reaches_the_update_service_through_the_cluster_proxy(
+                c,
+            ))
+        },
+    ),
     ("start_leader_election_hands_over", |c| {
         Box::pin(start_leader_election_hands_over(c))
     }),
