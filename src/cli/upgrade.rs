@@ -19,7 +19,9 @@ use serde_json::json;
 use super::CliResult;
 use super::connect::connect;
 use crate::cluster::{ClusterOperator, ClusterVersion};
-use crate::updates::admin::{Decision, Report, UpgradeRequest, check_request, decide, summary};
+use crate::updates::admin::{
+    Decision, Report, UpgradeRequest, check_request, decide, summary, summary_json,
+};
 use crate::updates::channel::{ChannelDecision, decide_channel};
 use crate::updates::progress::{assess, render};
 
@@ -52,6 +54,9 @@ pub struct UpgradeArgs {
     /// Update although the cluster is updating, failing or invalid.
     #[arg(long)]
     pub allow_upgrade_with_warnings: bool,
+    /// The status as `text` (oc's) or `json` (see README.md); only without a target.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusFormat::Text)]
+    pub output: StatusFormat,
     /// Also list the updates that are not recommended for this cluster, with their risks.
     #[arg(long)]
     pub include_not_recommended: bool,
@@ -143,10 +148,20 @@ pub fn upgrade(args: UpgradeArgs) -> CliResult {
         None => {}
     }
     let request = args.request();
+    if args.output == StatusFormat::Json && args.wants_change() {
+        return Err(anyhow!("-o json shows the update status; it cannot be combined with --to, --to-image, --to-latest, --to-multi-arch or --clear").into());
+    }
     let warnings = check_request(&request).map_err(|e| anyhow!(e))?;
     eprint!("{warnings}");
     runtime()?.block_on(async {
         let (api, cv) = cluster_version(&args.cluster).await?;
+        if args.output == StatusFormat::Json {
+            let doc = summary_json(&cv);
+            let text =
+                serde_json::to_string_pretty(&doc).context("cannot write the status as JSON")?;
+            super::emit(&text);
+            return Ok(ExitCode::SUCCESS);
+        }
         if !args.wants_change() {
             print(&summary(&cv, args.include_not_recommended));
             return Ok(ExitCode::SUCCESS);

@@ -938,6 +938,18 @@ pub async fn upgrade_status_shows_the_held_operator(ctx: &Ctx<'_>) -> anyhow::Re
         ok && out.contains(&format!("info: An upgrade is in progress. {message}\n")),
         "{out}{err}"
     );
+    let (ok, json, err) = upgrade_cli(ctx, &["-o", "json"])?;
+    ensure!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&json)?;
+    ensure!(
+        doc["version"] == "4.18.0" && doc["progressing"]["message"] == message.as_str(),
+        "{doc}"
+    );
+    let (ok, _, err) = upgrade_cli(ctx, &["-o", "json", "--clear"])?;
+    ensure!(
+        !ok && err.contains("-o json shows the update status"),
+        "{err}"
+    );
 
     // The channel: 4.18.0 lists candidate, fast and stable.
     let channels = s
