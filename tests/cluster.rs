@@ -55,14 +55,15 @@ use start_tests::{
     start_enables_then_keeps_a_capability, start_honours_overrides,
     start_installs_the_agents_component, start_installs_the_deployment_targets_component,
     start_installs_with_baseline_none, start_leader_election_hands_over,
-    start_serves_metrics_and_readyz, start_shows_available_updates,
-    start_wakes_on_spec_change_and_bounds_passes,
+    start_reaches_the_update_service_through_the_cluster_proxy, start_serves_metrics_and_readyz,
+    start_shows_available_updates, start_wakes_on_spec_change_and_bounds_passes,
 };
 use upgrade_tests::{
     upgrade_command_requests_and_clears, upgrade_from_release_images,
     upgrade_moves_resources_into_capabilities, upgrade_preconditions_block_until_forced,
-    upgrade_refuses_risky_updates_until_accepted, upgrade_survives_apiserver_restart,
-    upgrade_verifies_release_signatures, upgrade_waits_for_upgradeable_risks,
+    upgrade_refuses_risky_updates_until_accepted, upgrade_status_shows_the_held_operator,
+    upgrade_survives_apiserver_restart, upgrade_verifies_release_signatures,
+    upgrade_waits_for_upgradeable_risks,
 };
 
 const MANAGER: &str = "cluster-version-operator";
@@ -128,6 +129,14 @@ const TESTS: &[(&str, TestFn)] = &[
     ("start_shows_available_updates", |c| {
         Box::pin(start_shows_available_updates(c))
     }),
+    (
+        "start_reaches_the_update_service_through_the_cluster_proxy",
+        |c| {
+            Box::pin(start_reaches_the_update_service_through_the_cluster_proxy(
+                c,
+            ))
+        },
+    ),
     ("start_leader_election_hands_over", |c| {
         Box::pin(start_leader_election_hands_over(c))
     }),
@@ -142,6 +151,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_command_requests_and_clears", |c| {
         Box::pin(upgrade_command_requests_and_clears(c))
+    }),
+    ("upgrade_status_shows_the_held_operator", |c| {
+        Box::pin(upgrade_status_shows_the_held_operator(c))
     }),
     ("upgrade_waits_for_upgradeable_risks", |c| {
         Box::pin(upgrade_waits_for_upgradeable_risks(c))

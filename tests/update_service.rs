@@ -33,6 +33,7 @@ fn options(timeout: Duration) -> FetchOptions {
     FetchOptions {
         timeout,
         ca_bundle: None,
+        proxy: None,
     }
 }
 

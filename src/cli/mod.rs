@@ -240,7 +240,8 @@ pub enum Command {
     #[cfg(feature = "cluster")]
     Edge(edge::EdgeGroup),
     /// The cluster's update status, or request an update (`oc adm upgrade`): --to VERSION,
-    /// --to-image IMAGE, --to-latest, --to-multi-arch, --clear.
+    /// --to-image IMAGE, --to-latest, --to-multi-arch, --clear; `upgrade status` for the
+    /// progress of an update, `upgrade channel NAME` to set the channel.
     #[cfg(feature = "cluster")]
     Upgrade(upgrade::UpgradeArgs),
 }

@@ -153,6 +153,7 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
         update_fetch: FetchOptions {
             timeout: Duration::from_secs(args.update_service_timeout),
             ca_bundle,
+            proxy: None,
         },
         prometheus,
         ..RunOptions::new(payload, settings.images.clone())

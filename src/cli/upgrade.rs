@@ -1,24 +1,35 @@
 //! `cvo upgrade`: `oc adm upgrade` for a cluster `cvo start` runs. Without a target it prints
 //! the update status; with `--to`, `--to-image`, `--to-latest`, `--to-multi-arch` or `--clear`
-//! it merge-patches `spec.desiredUpdate` as oc does. The decisions and texts are
-//! [`crate::updates::admin`]'s; this reads and writes the ClusterVersion.
+//! it merge-patches `spec.desiredUpdate` as oc does. `cvo upgrade status` shows the progress of
+//! an update in progress (`oc adm upgrade status`, read-only); `cvo upgrade channel NAME` sets
+//! `spec.channel` (`oc adm upgrade channel`). The decisions and texts are
+//! [`crate::updates::admin`]'s, [`crate::updates::progress`]'s and
+//! [`crate::updates::channel`]'s; this reads and writes the objects.
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
-use clap::Args;
-use kube::api::{Api, Patch, PatchParams};
+use clap::{Args, Subcommand, ValueEnum};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 use super::CliResult;
 use super::connect::connect;
-use crate::cluster::ClusterVersion;
-use crate::updates::admin::{Decision, Report, UpgradeRequest, check_request, decide, summary};
+use crate::cluster::{ClusterOperator, ClusterVersion};
+use crate::updates::admin::{
+    Decision, Report, UpgradeRequest, check_request, decide, summary, summary_json,
+};
+use crate::updates::channel::{ChannelDecision, decide_channel};
+use crate::updates::progress::{assess, render};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct UpgradeArgs {
+    #[command(subcommand)]
+    pub command: Option<UpgradeCommand>,
     /// The version to update to; it must be one of the available updates.
     #[arg(long, value_name = "VERSION")]
     pub to: Option<String>,
@@ -43,12 +54,61 @@ pub struct UpgradeArgs {
     /// Update although the cluster is updating, failing or invalid.
     #[arg(long)]
     pub allow_upgrade_with_warnings: bool,
+    /// The status as `text` (oc's) or `json` (see README.md); only without a target.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusFormat::Text)]
+    pub output: StatusFormat,
     /// Also list the updates that are not recommended for this cluster, with their risks.
     #[arg(long)]
     pub include_not_recommended: bool,
     /// Allow an update that is supported but not recommended for this cluster.
     #[arg(long)]
     pub allow_not_recommended: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `cvo upgrade`'s subcommands.
+#[derive(Debug, Subcommand)]
+pub enum UpgradeCommand {
+    /// The progress of the control plane's update (`oc adm upgrade status`): operators updated
+    /// out of the total, elapsed and estimated time, the operators still updating, the
+    /// update's health. Read-only.
+    Status(StatusArgs),
+    /// Set or clear (an empty NAME) the update channel, `spec.channel` (`oc adm upgrade
+    /// channel`): a channel the current release does not list needs --allow-explicit-channel.
+    Channel(ChannelArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// `text` (oc's sections) or `json` (the assessment; see README.md for its fields).
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusFormat::Text)]
+    pub output: StatusFormat,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ChannelArgs {
+    /// The channel, e.g. stable-4.18; empty ("") clears it.
+    #[arg(value_name = "NAME")]
+    pub channel: String,
+    /// Set the channel even when the current release does not list it among its channels.
+    #[arg(long)]
+    pub allow_explicit_channel: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Where the cluster is.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
     /// Kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config).
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
@@ -82,27 +142,26 @@ impl UpgradeArgs {
 }
 
 pub fn upgrade(args: UpgradeArgs) -> CliResult {
+    match args.command {
+        Some(UpgradeCommand::Status(status)) => return upgrade_status(status),
+        Some(UpgradeCommand::Channel(channel)) => return upgrade_channel(channel),
+        None => {}
+    }
     let request = args.request();
+    if args.output == StatusFormat::Json && args.wants_change() {
+        return Err(anyhow!("-o json shows the update status; it cannot be combined with --to, --to-image, --to-latest, --to-multi-arch or --clear").into());
+    }
     let warnings = check_request(&request).map_err(|e| anyhow!(e))?;
     eprint!("{warnings}");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let wait = Duration::from_secs(args.connect_timeout);
-        let client = connect(args.kubeconfig.as_deref(), Some(wait)).await?;
-        let api: Api<ClusterVersion> = Api::all(client);
-        let cv = match api.get_opt("version").await {
-            Ok(Some(cv)) => cv,
-            Ok(None) => {
-                return Err(anyhow!(
-                    "No cluster version information available - you must be connected to a cluster that cvo start runs (ClusterVersion \"version\" not found)"
-                )
-                .into());
-            }
-            Err(e) => return Err(anyhow!("cannot read ClusterVersion version: {e}").into()),
-        };
+    runtime()?.block_on(async {
+        let (api, cv) = cluster_version(&args.cluster).await?;
+        if args.output == StatusFormat::Json {
+            let doc = summary_json(&cv);
+            let text =
+                serde_json::to_string_pretty(&doc).context("cannot write the status as JSON")?;
+            super::emit(&text);
+            return Ok(ExitCode::SUCCESS);
+        }
         if !args.wants_change() {
             print(&summary(&cv, args.include_not_recommended));
             return Ok(ExitCode::SUCCESS);
@@ -120,6 +179,77 @@ pub fn upgrade(args: UpgradeArgs) -> CliResult {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `cvo upgrade status`: reads the ClusterVersion and the ClusterOperators, prints.
+fn upgrade_status(args: StatusArgs) -> CliResult {
+    runtime()?.block_on(async {
+        let (api, cv) = cluster_version(&args.cluster).await?;
+        let operators: Api<ClusterOperator> = Api::all(api.into_client());
+        let operators = (operators.list(&ListParams::default()).await)
+            .map_err(|e| anyhow!("cannot list ClusterOperators: {e}"))?
+            .items;
+        // To the second, as the objects' times are.
+        let now = jiff::Timestamp::now();
+        let now = jiff::Timestamp::from_second(now.as_second()).unwrap_or(now);
+        let progress = assess(&cv, &operators, now).map_err(|e| anyhow!(e))?;
+        match args.output {
+            StatusFormat::Json => {
+                let text = serde_json::to_string_pretty(&progress)
+                    .context("cannot write the status as JSON")?;
+                super::emit(&text);
+            }
+            StatusFormat::Text => {
+                let (text, warnings) = render(&progress, now, std::io::stdout().is_terminal());
+                eprint!("{warnings}");
+                out(&text);
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `cvo upgrade channel NAME`: merge-patches `spec.channel` (`null` clears it).
+fn upgrade_channel(args: ChannelArgs) -> CliResult {
+    runtime()?.block_on(async {
+        let (api, cv) = cluster_version(&args.cluster).await?;
+        match decide_channel(&cv, &args.channel, args.allow_explicit_channel)
+            .map_err(|e| anyhow!(e))?
+        {
+            ChannelDecision::Nothing { out: text } => out(&text),
+            ChannelDecision::Set { channel, err } => {
+                eprint!("{err}");
+                let patch = json!({"spec": {"channel": channel}});
+                api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map_err(|e| anyhow!("unable to set channel: {e}"))?;
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// The ClusterVersion `version`, and the API to write it.
+async fn cluster_version(
+    args: &ClusterArgs,
+) -> anyhow::Result<(Api<ClusterVersion>, ClusterVersion)> {
+    let wait = Duration::from_secs(args.connect_timeout);
+    let client = connect(args.kubeconfig.as_deref(), Some(wait)).await?;
+    let api: Api<ClusterVersion> = Api::all(client);
+    match api.get_opt("version").await {
+        Ok(Some(cv)) => Ok((api, cv)),
+        Ok(None) => Err(anyhow!(
+            "No cluster version information available - you must be connected to a cluster that cvo start runs (ClusterVersion \"version\" not found)"
+        )),
+        Err(e) => Err(anyhow!("cannot read ClusterVersion version: {e}")),
+    }
 }
 
 fn print(report: &Report) {

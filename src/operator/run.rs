@@ -805,12 +805,13 @@ async fn write_status(
 /// in `state` for the status. Then the conditional update risks are evaluated, as upstream
 /// does: after each retrieval, and while some risk could not be evaluated.
 async fn refresh_updates(
+    client: &kube::Client,
     observed: &Observed,
     payload: &Payload,
     options: &RunOptions,
     state: &mut SyncState,
 ) {
-    let retrieved = retrieve_updates(observed, payload, options, state).await;
+    let retrieved = retrieve_updates(client, observed, payload, options, state).await;
     let Some(updates) = state.updates.as_mut() else {
         return;
     };
@@ -826,6 +827,7 @@ async fn refresh_updates(
 
 /// Asks the update service when it is due; true when it did.
 async fn retrieve_updates(
+    client: &kube::Client,
     observed: &Observed,
     payload: &Payload,
     options: &RunOptions,
@@ -837,7 +839,8 @@ async fn retrieve_updates(
     if !AvailableUpdates::due(state.updates.as_ref(), &key, now, options.resync_interval) {
         return false;
     }
-    let result = fetch::retrieve(&query, &options.update_fetch).await;
+    let fetch_options = cluster_fetch_options(client, &options.update_fetch).await;
+    let result = fetch::retrieve(&query, &fetch_options).await;
     match &result {
         Ok(u) => tracing::info!(
             upstream = %key.upstream, channel = %key.channel,
@@ -857,6 +860,48 @@ async fn retrieve_updates(
     true
 }
 
+/// `cvo start`'s update service settings with the cluster's proxy and trusted CA bundles, read
+/// for each request as upstream's `getTransport` does ([`crate::updates::transport`]). A Proxy
+/// API that is not installed, or a ConfigMap that does not exist, is no proxy or no bundle.
+async fn cluster_fetch_options(client: &kube::Client, configured: &FetchOptions) -> FetchOptions {
+    use crate::updates::transport::{
+        PROXY_NAME, TRUSTED_CA_BUNDLE_NAME, TRUSTED_CA_BUNDLE_NAMESPACE, USER_CA_NAMESPACE,
+        ca_bundle, proxy_settings, trusted_ca_name,
+    };
+    let gvk = GroupVersionKind::gvk("config.openshift.io", "v1", "Proxy");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "proxies");
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let proxy = match api.get_opt(PROXY_NAME).await {
+        Ok(found) => found.map(|p| p.data),
+        Err(kube::Error::Api(s)) if s.code == 404 => None,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read Proxy cluster; asking the update service without it");
+            None
+        }
+    };
+    let managed =
+        config_map_data(client, TRUSTED_CA_BUNDLE_NAMESPACE, TRUSTED_CA_BUNDLE_NAME).await;
+    let user = match trusted_ca_name(proxy.as_ref()) {
+        Some(name) => {
+            let data = config_map_data(client, USER_CA_NAMESPACE, &name).await;
+            if let Err(error) = &data {
+                tracing::warn!(%error, "cannot read the Proxy's trusted CA ConfigMap");
+            }
+            data.ok()
+        }
+        None => None,
+    };
+    FetchOptions {
+        timeout: configured.timeout,
+        ca_bundle: ca_bundle(
+            configured.ca_bundle.as_deref(),
+            managed.ok().as_ref(),
+            user.as_ref(),
+        ),
+        proxy: proxy_settings(proxy.as_ref()).or_else(|| configured.proxy.clone()),
+    }
+}
+
 /// One pass: observe the cluster, choose the payload, plan, apply, write the next status.
 pub async fn sync_once(
     client: &kube::Client,
@@ -866,7 +911,7 @@ pub async fn sync_once(
     let api: Api<ClusterVersion> = Api::all(client.clone());
     let observed = observe(&api, client).await?;
     let payload = select_payload(client, &observed, options, state).await;
-    refresh_updates(&observed, &payload, options, state).await;
+    refresh_updates(client, &observed, &payload, options, state).await;
     let input = PassInput {
         observed: &observed,
         operator: &options.facts,

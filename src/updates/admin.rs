@@ -521,6 +521,39 @@ pub fn summary(cv: &ClusterVersion, include_not_recommended: bool) -> Report {
     r
 }
 
+/// `cvo upgrade -o json`: what [`summary`] shows, as data. Conditions are the ClusterVersion's
+/// (`null` when absent); updates newest first; `notRecommendedUpdates` are the conditional
+/// updates whose `Recommended` condition is not `True`, with it and their risks.
+pub fn summary_json(cv: &ClusterVersion) -> Value {
+    let status = cv.status.clone().unwrap_or_default();
+    let current = desired(cv);
+    let mut available = status.available_updates.clone().unwrap_or_default();
+    available.sort_by(newest_first);
+    let mut not_recommended: Vec<&ConditionalUpdate> = (status.conditional_updates.iter())
+        .filter(|u| recommended(u).is_some_and(|c| c.status != "True"))
+        .collect();
+    not_recommended.sort_by(|a, b| newest_first(&a.release, &b.release));
+    json!({
+        "version": current.version,
+        "image": current.image,
+        "channel": non_empty(&cv.spec.channel),
+        "availableChannels": current.channels,
+        "upstream": non_empty(&cv.spec.upstream),
+        "failing": condition(cv, "Failing"),
+        "progressing": condition(cv, "Progressing"),
+        "upgradeable": condition(cv, "Upgradeable"),
+        "releaseAccepted": condition(cv, "ReleaseAccepted"),
+        "retrievedUpdates": condition(cv, "RetrievedUpdates"),
+        "recommendedUpdates": available.iter()
+            .map(|u| json!({"version": u.version, "image": u.image}))
+            .collect::<Vec<_>>(),
+        "notRecommendedUpdates": not_recommended.iter()
+            .map(|u| json!({"version": u.release.version, "image": u.release.image,
+                            "recommended": recommended(u), "risks": u.risks}))
+            .collect::<Vec<_>>(),
+    })
+}
+
 /// Go's `tabwriter.NewWriter(w, minwidth, 2, 1, ' ', 0)` over two columns: the first padded
 /// to its widest cell plus one, at least `min_width`.
 fn two_columns(rows: &[[String; 2]], min_width: usize) -> String {
@@ -683,6 +716,36 @@ mod tests {
             )),
             "{}",
             r.out
+        );
+    }
+
+    #[test]
+    fn the_summary_as_json() {
+        let doc = summary_json(&cluster());
+        let image = |v: &str| release(v).image.unwrap();
+        assert_eq!(
+            (&doc["version"], &doc["channel"], &doc["upstream"]),
+            (&json!("4.17.0"), &json!("stable-4.18"), &Value::Null)
+        );
+        assert_eq!(
+            doc["availableChannels"],
+            json!(["stable-4.17", "stable-4.18"])
+        );
+        assert_eq!(
+            doc["recommendedUpdates"],
+            json!([{"version": "4.18.0", "image": image("4.18.0")},
+                   {"version": "4.17.1", "image": image("4.17.1")}])
+        );
+        let risky = &doc["notRecommendedUpdates"];
+        assert_eq!(risky.as_array().map(Vec::len), Some(1));
+        assert_eq!(
+            (&risky[0]["version"], &risky[0]["recommended"]["reason"]),
+            (&json!("4.17.2"), &json!("ARisk"))
+        );
+        assert_eq!(doc["progressing"]["message"], "Cluster version is 4.17.0");
+        assert_eq!(
+            (&doc["upgradeable"], &doc["releaseAccepted"]),
+            (&Value::Null, &Value::Null)
         );
     }
 

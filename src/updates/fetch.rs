@@ -1,12 +1,13 @@
 //! The shell of the update service client: GET the graph (`Accept: application/json`, within
-//! a timeout, with an optional extra CA bundle and the environment's proxy), then the pure
-//! [`super::graph`] reads it.
+//! a timeout, with an optional extra CA bundle, through the cluster's proxy when it has one
+//! (else the environment's), then the pure [`super::graph`] reads it.
 
 use std::time::Duration;
 
 use super::Failure;
 use super::graph::{Graph, Updates, parse, updates};
 use super::request::{GraphRequest, Query, graph_request};
+use super::transport::ProxySettings;
 use crate::manifest::go_quote;
 
 /// The media type of the Cincinnati v1 graph API.
@@ -19,6 +20,8 @@ pub struct FetchOptions {
     pub timeout: Duration,
     /// PEM certificates trusted besides the system's roots.
     pub ca_bundle: Option<Vec<u8>>,
+    /// The cluster's proxy (the Proxy `cluster`), which replaces the environment's.
+    pub proxy: Option<ProxySettings>,
 }
 
 impl Default for FetchOptions {
@@ -26,6 +29,7 @@ impl Default for FetchOptions {
         FetchOptions {
             timeout: Duration::from_secs(60),
             ca_bundle: None,
+            proxy: None,
         }
     }
 }
@@ -74,9 +78,36 @@ fn client(options: &FetchOptions) -> Result<reqwest::Client, Failure> {
             .map_err(|e| Failure::InvalidRequest(format!("the CA bundle: {}", cause(&e))))?;
         builder = builder.tls_certs_merge(certs);
     }
+    if let Some(proxy) = &options.proxy {
+        builder = with_proxy(builder.no_proxy(), proxy)?;
+    }
     builder
         .build()
         .map_err(|e| Failure::InvalidRequest(cause(&e)))
+}
+
+/// The Proxy's settings, as Go's `httpproxy.Config.ProxyFunc` applies them: `httpProxy` for
+/// `http` URLs, `httpsProxy` for `https` ones, neither for the `noProxy` hosts.
+fn with_proxy(
+    mut builder: reqwest::ClientBuilder,
+    proxy: &ProxySettings,
+) -> Result<reqwest::ClientBuilder, Failure> {
+    let no_proxy = proxy
+        .no_proxy
+        .as_deref()
+        .and_then(reqwest::NoProxy::from_string);
+    let invalid = |which: &str, e: reqwest::Error| {
+        Failure::InvalidRequest(format!("the cluster proxy's {which}: {}", cause(&e)))
+    };
+    if let Some(url) = &proxy.http_proxy {
+        let p = reqwest::Proxy::http(url).map_err(|e| invalid("httpProxy", e))?;
+        builder = builder.proxy(p.no_proxy(no_proxy.clone()));
+    }
+    if let Some(url) = &proxy.https_proxy {
+        let p = reqwest::Proxy::https(url).map_err(|e| invalid("httpsProxy", e))?;
+        builder = builder.proxy(p.no_proxy(no_proxy));
+    }
+    Ok(builder)
 }
 
 /// The error's innermost causes, as Go's wrapped error texts read; a timeout is Go's

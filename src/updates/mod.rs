@@ -6,15 +6,22 @@
 //! upstream's `clusterconditions.Match`), [`cache`] (the throttled cache of `PromQL` answers),
 //! [`promql`] (a `PromQL` rule's answer from Prometheus' response), [`recommend`] (the
 //! `Recommended` condition of a conditional update), [`retrieval`] (when to ask again, what is
-//! kept after a failure). The shells are [`fetch`] (HTTP GET of the graph) and [`prometheus`]
-//! (the queries and the evaluation of the risks), with the `cluster` feature.
+//! kept after a failure), [`transport`] (the cluster's proxy and trusted CA for the update
+//! service). The shells are [`fetch`] (HTTP GET of the graph) and [`prometheus`]
+//! (the queries and the evaluation of the risks), with the `cluster` feature. The admin's side,
+//! also pure and with the `cluster` feature: [`admin`] (`cvo upgrade`), [`progress`]
+//! (`cvo upgrade status`), [`channel`] (`cvo upgrade channel`).
 
 #[cfg(feature = "cluster")]
 pub mod admin;
 pub mod cache;
 #[cfg(feature = "cluster")]
+pub mod channel;
+#[cfg(feature = "cluster")]
 pub mod fetch;
 pub mod graph;
+#[cfg(feature = "cluster")]
+pub mod progress;
 #[cfg(feature = "cluster")]
 pub mod prometheus;
 pub mod promql;
@@ -22,6 +29,7 @@ pub mod recommend;
 pub mod request;
 pub mod retrieval;
 pub mod rules;
+pub mod transport;
 
 pub use graph::{
     ClusterCondition, ConditionalUpdate, ConditionalUpdateRisk, Graph, PromQlClusterCondition,

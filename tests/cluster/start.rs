@@ -1112,6 +1112,170 @@ async fn wait_for_available(co: &Api<ClusterOperator>, name: &str) -> anyhow::Re
     anyhow::bail!("ClusterOperator {name} did not become Available")
 }
 
+/// One pass, a moment after the last (the update service is asked at most once per resync
+/// interval): `RetrievedUpdates` (status, message) and the available versions.
+async fn updates_pass(
+    ctx: &Ctx<'_>,
+    options: &RunOptions,
+    state: &mut SyncState,
+) -> anyhow::Result<((String, String), Vec<String>)> {
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    sync_once(&ctx.admin, options, state).await?;
+    let s = status(ctx).await?;
+    let versions = (s.available_updates.iter().flatten())
+        .filter_map(|r| r.version.clone())
+        .collect();
+    Ok((condition_of(&s, "RetrievedUpdates"), versions))
+}
+
+/// The update service reached as upstream's CVO reaches it (issue 12): an HTTPS service on
+/// 127.0.0.1 whose CA is only in the ConfigMap the Proxy `cluster`'s `spec.trustedCA` names is
+/// refused until that Proxy exists, then trusted; an upstream on a host that does not resolve
+/// is reached through the Proxy's `status.httpProxy`, unless `status.noProxy` names it.
+pub async fn start_reaches_the_update_service_through_the_cluster_proxy(
+    ctx: &Ctx<'_>,
+) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+
+    use super::update_service_support::{Reply, UpdateService, graph};
+
+    let body = graph(
+        &[
+            ("4.18.0", "quay.io/r@sha256:00"),
+            ("4.18.1", "quay.io/r@sha256:01"),
+        ],
+        &[(0, 1)],
+        json!([]),
+    );
+    let (cert, _) = cvo::host::webhook::make_certificate(
+        &["localhost".to_string()],
+        k8s_openapi::jiff::Timestamp::now(),
+    )?;
+    let graph_body = body.clone();
+    let secure = UpdateService::start_tls(move |_| Reply::Graph(graph_body.clone()), &cert).await;
+    let relay = UpdateService::start(move |_| Reply::Graph(body.clone())).await;
+    let secure_url = secure.url.replace("127.0.0.1", "localhost");
+    let relay_addr = relay
+        .url
+        .split('/')
+        .nth(2)
+        .context("the relay's address")?
+        .to_string();
+
+    let gvk = GroupVersionKind::gvk("config.openshift.io", "v1", "Proxy");
+    let proxies: Api<DynamicObject> = Api::all_with(
+        ctx.admin.clone(),
+        &ApiResource::from_gvk_with_plural(&gvk, "proxies"),
+    );
+    let config_maps: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), "openshift-config");
+    let cleanup = || async {
+        for result in [
+            proxies
+                .delete("cluster", &DeleteParams::default())
+                .await
+                .map(|_| ()),
+            config_maps
+                .delete("update-service-ca", &DeleteParams::default())
+                .await
+                .map(|_| ()),
+        ] {
+            match result {
+                Ok(()) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(anyhow::Error::from(e)),
+            }
+        }
+        anyhow::Ok(())
+    };
+    cleanup().await?;
+    let result = async {
+        let options = options()?;
+        let api = reset_cluster_version(ctx).await?;
+        mark_healthy(ctx, &options.payload, "etcd").await?;
+        let spec = ClusterVersionSpec {
+            channel: Some("stable-4.18".into()),
+            upstream: Some(secure_url.clone()),
+            ..spec(&[])
+        };
+        api.create(
+            &PostParams::default(),
+            &ClusterVersion::new("version", spec),
+        )
+        .await?;
+        let mut state = SyncState::default();
+
+        // The CA is nowhere the operator looks: the service is not trusted.
+        let ((retrieved, message), _) = updates_pass(ctx, &options, &mut state).await?;
+        ensure!(
+            retrieved == "False"
+                && message.starts_with(&format!(
+                    "Unable to retrieve available updates: Get \"{secure_url}?"
+                )),
+            "{retrieved} {message}"
+        );
+
+        // The Proxy names the ConfigMap with the CA: trusted.
+        let ca = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "update-service-ca", "namespace": "openshift-config"},
+                        "data": {"ca-bundle.crt": cert.ca}});
+        config_maps
+            .create(&PostParams::default(), &serde_json::from_value(ca)?)
+            .await?;
+        let proxy = json!({"apiVersion": "config.openshift.io/v1", "kind": "Proxy",
+                           "metadata": {"name": "cluster"},
+                           "spec": {"trustedCA": {"name": "update-service-ca"}}});
+        proxies
+            .create(&PostParams::default(), &serde_json::from_value(proxy)?)
+            .await?;
+        let ((retrieved, message), versions) = updates_pass(ctx, &options, &mut state).await?;
+        ensure!(
+            retrieved == "True" && versions == ["4.18.1"],
+            "{retrieved} {message} {versions:?}"
+        );
+
+        // An upstream only the proxy can reach.
+        let hidden = "http://update-service.invalid/api/upgrades_info/v1/graph";
+        let patch = json!({"spec": {"upstream": hidden}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        let ((retrieved, _), _) = updates_pass(ctx, &options, &mut state).await?;
+        ensure!(retrieved == "False", "no proxy yet");
+        let status = json!({"status": {"httpProxy": format!("http://{relay_addr}")}});
+        proxies
+            .patch("cluster", &PatchParams::default(), &Patch::Merge(&status))
+            .await?;
+        let ((retrieved, message), versions) = updates_pass(ctx, &options, &mut state).await?;
+        ensure!(
+            retrieved == "True" && versions == ["4.18.1"],
+            "{retrieved} {message} {versions:?}"
+        );
+        let seen = relay.seen();
+        ensure!(
+            seen.iter()
+                .any(|r| r.host.as_deref() == Some("update-service.invalid")
+                    && r.query.contains("channel=stable-4.18")),
+            "{seen:?}"
+        );
+
+        // noProxy: asked directly, which cannot resolve.
+        let status = json!({"status": {"noProxy": "localhost,.invalid"}});
+        proxies
+            .patch("cluster", &PatchParams::default(), &Patch::Merge(&status))
+            .await?;
+        let before = relay.seen().len();
+        let ((retrieved, message), _) = updates_pass(ctx, &options, &mut state).await?;
+        ensure!(
+            retrieved == "False" && relay.seen().len() == before,
+            "{retrieved} {message}"
+        );
+        anyhow::Ok(())
+    }
+    .await;
+    cleanup().await?;
+    result
+}
+
 /// With `spec.channel` and `spec.upstream` naming a real update service on 127.0.0.1, a pass
 /// writes the graph's updates: `availableUpdates`, `conditionalUpdates` with their risks and
 /// `Recommended` condition, `RetrievedUpdates=True`. A failing service gives upstream's reason

@@ -794,6 +794,210 @@ pub async fn upgrade_command_requests_and_clears(ctx: &Ctx<'_>) -> anyhow::Resul
     Ok(())
 }
 
+/// `cvo upgrade status` and `cvo upgrade` in the middle of a real update (issue 12): 4.17.0 →
+/// 4.18.0 with console already at 4.18.0 and etcd still at an older version and Progressing,
+/// so the operator waits on etcd. Both commands show the held operator, the counts and the
+/// version as the ClusterVersion and ClusterOperators say; `-o json` has the same. Then
+/// `cvo upgrade channel` refuses a typo, sets `spec.channel` and clears it.
+pub async fn upgrade_status_shows_the_held_operator(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let (api, options, mut state) = install_old(ctx).await?;
+    let (ok, out, err) = upgrade_cli(ctx, &["status"])?;
+    ensure!(ok && out == "The cluster is not updating.\n", "{out}{err}");
+
+    // 4.18.0 as `oc adm release new` builds it: the operators' versions are the release's.
+    let tmp = tempfile::tempdir()?;
+    let release = tmp.path().join("4.18.0");
+    copy_dir(Path::new(NEW), &release)?;
+    for entry in std::fs::read_dir(release.join("release-manifests"))? {
+        let path = entry?.path();
+        let text = std::fs::read_to_string(&path)?;
+        std::fs::write(&path, text.replace("0.0.1-snapshot", "4.18.0"))?;
+    }
+    let release = release.to_str().context("a UTF-8 path")?;
+    request_release(&api, release, Some("4.18.0")).await?;
+    mark_healthy(ctx, &load(release)?, "console").await?;
+    let operators: Api<ClusterOperator> = Api::all(ctx.admin.clone());
+    let held = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+        "status": {"versions": [{"name": "operator", "version": "4.17.0"}, {"name": "etcd", "version": "4.17.0"}],
+                   "conditions": [condition("Available", "True", "AsExpected", ""),
+                                  condition("Progressing", "True", "Upgrading", "Working towards 4.18.0"),
+                                  condition("Degraded", "False", "AsExpected", "")]}});
+    let params = PatchParams::apply("cvo-test-operator").force();
+    operators
+        .patch_status("etcd", &params, &Patch::Apply(&held))
+        .await?;
+    // The test's operators created their ClusterOperators before the payload's manifests were
+    // applied; a cluster's carry the manifests' include annotations, which mark them as the
+    // platform's for `upgrade status`.
+    let platform_annotation = json!({"metadata": {"annotations": {
+        "include.release.openshift.io/self-managed-high-availability": "true"}}});
+    for name in ["etcd", "console"] {
+        operators
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(&platform_annotation),
+            )
+            .await?;
+    }
+    sync_once(&ctx.admin, &options, &mut state).await?;
+    let s = status(ctx).await?;
+    check_history(&s, &[("Partial", "4.18.0"), ("Completed", "4.17.0")])?;
+    let (progressing, message) = condition_of(&s, "Progressing");
+    ensure!(
+        progressing == "True" && message.ends_with("waiting on etcd"),
+        "{message}"
+    );
+
+    // What the cluster says: the platform's operators, those at 4.18.0.
+    let platform: Vec<ClusterOperator> = (operators.list(&Default::default()).await?.items)
+        .into_iter()
+        .filter(|o| {
+            (o.metadata.annotations.iter().flatten())
+                .any(|(k, _)| k.starts_with("include.release.openshift.io/"))
+        })
+        .collect();
+    let version = |o: &ClusterOperator| {
+        (o.status.iter().flat_map(|s| &s.versions))
+            .find(|v| v.name == "operator")
+            .map(|v| v.version.clone())
+    };
+    let updated = platform
+        .iter()
+        .filter(|o| version(o).as_deref() == Some("4.18.0"))
+        .count();
+    ensure!(
+        updated >= 1 && updated < platform.len(),
+        "{updated} of {}",
+        platform.len()
+    );
+
+    let (ok, out, err) = upgrade_cli(ctx, &["status"])?;
+    ensure!(ok && err.is_empty(), "{out}{err}");
+    ensure!(
+        out.starts_with("An update is in progress for ")
+            && out.contains(&format!(": {message}\n\n= Control Plane =\n")),
+        "{out}"
+    );
+    let completion = format!(
+        "Completion:      {:.0}% ({updated} operators updated, ",
+        updated as f64 * 100.0 / platform.len() as f64
+    );
+    for want in [
+        "Target Version:  4.18.0 (from 4.17.0)\n",
+        completion.as_str(),
+        "\nUpdating Cluster Operators\nNAME",
+        "= Update Health =\n",
+    ] {
+        ensure!(out.contains(want), "{want:?} in {out}");
+    }
+    let updating_line = out
+        .lines()
+        .find(|l| l.starts_with("Updating:"))
+        .unwrap_or_default();
+    ensure!(updating_line.contains("etcd"), "{out}");
+    let etcd_row = out
+        .lines()
+        .find(|l| l.starts_with("etcd "))
+        .unwrap_or_default();
+    ensure!(
+        etcd_row.contains("Upgrading") && etcd_row.ends_with("Working towards 4.18.0"),
+        "{out}"
+    );
+
+    let (ok, json, err) = upgrade_cli(ctx, &["status", "-o", "json"])?;
+    ensure!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&json)?;
+    let cp = &doc["controlPlane"];
+    ensure!(
+        doc["updating"] == true && doc["progressing"]["message"] == message.as_str(),
+        "{doc}"
+    );
+    ensure!(
+        cp["targetVersion"] == "4.18.0" && cp["previousVersion"] == "4.17.0",
+        "{cp}"
+    );
+    ensure!(
+        cp["operators"]["total"] == platform.len() && cp["operators"]["updated"] == updated,
+        "{cp}"
+    );
+    let etcd = (cp["notUpdated"].as_array().into_iter().flatten())
+        .find(|o| o["name"] == "etcd")
+        .context("etcd held")?;
+    ensure!(
+        etcd["version"] == "4.17.0" && etcd["progressing"]["reason"] == "Upgrading",
+        "{etcd}"
+    );
+    ensure!(
+        cp["startedTime"] == json!(s.history[0].started_time),
+        "{cp}"
+    );
+
+    let (ok, out, err) = upgrade_cli(ctx, &[])?;
+    ensure!(
+        ok && out.contains(&format!("info: An upgrade is in progress. {message}\n")),
+        "{out}{err}"
+    );
+    let (ok, json, err) = upgrade_cli(ctx, &["-o", "json"])?;
+    ensure!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&json)?;
+    ensure!(
+        doc["version"] == "4.18.0" && doc["progressing"]["message"] == message.as_str(),
+        "{doc}"
+    );
+    let (ok, _, err) = upgrade_cli(ctx, &["-o", "json", "--clear"])?;
+    ensure!(
+        !ok && err.contains("-o json shows the update status"),
+        "{err}"
+    );
+
+    // The channel: 4.18.0 lists candidate, fast and stable.
+    let channels = s
+        .desired
+        .as_ref()
+        .map(|d| d.channels.clone())
+        .unwrap_or_default();
+    ensure!(
+        channels == ["candidate-4.18", "fast-4.18", "stable-4.18"],
+        "{channels:?}"
+    );
+    let (ok, _, err) = upgrade_cli(ctx, &["channel", "stabel-4.18"])?;
+    ensure!(!ok && err.contains("the requested channel \"stabel-4.18\" is not one of the available channels (candidate-4.18, fast-4.18, stable-4.18), you must pass --allow-explicit-channel to continue (did you mean stable-4.18?)"), "{err}");
+    let (ok, out, err) = upgrade_cli(ctx, &["channel", "stable-4.18"])?;
+    ensure!(ok && out.is_empty() && err.is_empty(), "{out}{err}");
+    ensure!(api.get("version").await?.spec.channel.as_deref() == Some("stable-4.18"));
+    let (ok, out, _) = upgrade_cli(ctx, &["channel", "stable-4.18"])?;
+    ensure!(
+        ok && out == "info: Cluster is already in stable-4.18 (no change)\n",
+        "{out}"
+    );
+    let (ok, _, err) = upgrade_cli(ctx, &["channel", ""])?;
+    ensure!(!ok && err.contains("The current channel \"stable-4.18\" is one of the available channels, you must pass --allow-explicit-channel"), "{err}");
+    let (ok, _, err) = upgrade_cli(ctx, &["channel", "", "--allow-explicit-channel"])?;
+    ensure!(
+        ok && err
+            == "warning: Clearing channel \"stable-4.18\"; cluster will no longer request available update recommendations.\n",
+        "{err}"
+    );
+    ensure!(api.get("version").await?.spec.channel.is_none());
+    Ok(())
+}
+
+/// `cvo upgrade ARGS --kubeconfig ...`: success, standard output, standard error.
+fn upgrade_cli(ctx: &Ctx<'_>, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .arg("upgrade")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(ctx.cluster.kubeconfig())
+        .output()?;
+    Ok((
+        out.status.success(),
+        String::from_utf8(out.stdout)?,
+        String::from_utf8(out.stderr)?,
+    ))
+}
+
 /// Release signatures (issue 12): the applied payload declares a verifier (a ConfigMap with
 /// `release.openshift.io/verification-config-map`: one keyring, one HTTP store on 127.0.0.1).
 /// An unsigned release is refused with upstream's message and the current payload stays; once

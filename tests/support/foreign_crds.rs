@@ -10,7 +10,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use serde_json::json;
 
-/// Server-side applies the ServiceMonitor and ClusterImagePolicy CRDs (schemaless) and waits
+/// Server-side applies the ServiceMonitor, ClusterImagePolicy and Proxy CRDs (schemaless) and waits
 /// until they are Established.
 pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -28,6 +28,9 @@ pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
             "ClusterImagePolicy",
             "Cluster",
         ),
+        // The egress settings the update service is reached with (no status subresource:
+        // the tests write the status the network operator would).
+        ("config.openshift.io", "proxies", "Proxy", "Cluster"),
     ] {
         let name = format!("{plural}.{group}");
         let crd = json!({

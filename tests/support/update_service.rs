@@ -1,6 +1,8 @@
 //! A real update service on 127.0.0.1 for tests: a hyper HTTP/1 server answering every GET
 //! with what the test's closure decides from the request's query (a graph document, a status,
-//! or a delayed answer), recording each request's query and `Accept` header.
+//! or a delayed answer), recording each request's query and `Accept` header. Over HTTPS with
+//! [`UpdateService::start_tls`]; as an HTTP proxy too (a proxied request names its absolute URL,
+//! recorded as `host`).
 
 // Each test binary uses its own part of it.
 #![allow(dead_code)]
@@ -32,6 +34,8 @@ pub enum Reply {
 /// One request the server received.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
+    /// The host of an absolute-form request (one sent to a proxy).
+    pub host: Option<String>,
     pub path: String,
     pub query: String,
     pub accept: Option<String>,
@@ -41,7 +45,7 @@ pub struct Seen {
 type Decide = dyn Fn(&str) -> Reply + Send + Sync;
 
 pub struct UpdateService {
-    /// `http://127.0.0.1:PORT/api/upgrades_info/v1/graph`.
+    /// `http(s)://127.0.0.1:PORT/api/upgrades_info/v1/graph`.
     pub url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     task: tokio::task::JoinHandle<()>,
@@ -50,6 +54,27 @@ pub struct UpdateService {
 impl UpdateService {
     /// Serves until dropped; `decide` gets the request's query.
     pub async fn start(decide: impl Fn(&str) -> Reply + Send + Sync + 'static) -> Self {
+        Self::serve(decide, None).await
+    }
+
+    /// Over HTTPS with `certificate` (`url` is `https://127.0.0.1:PORT/...`).
+    pub async fn start_tls(
+        decide: impl Fn(&str) -> Reply + Send + Sync + 'static,
+        certificate: &cvo::host::webhook::ServingCertificate,
+    ) -> Self {
+        let config = cvo::host::webhook::tls_config(certificate).unwrap();
+        Self::serve(
+            decide,
+            Some(tokio_rustls::TlsAcceptor::from(Arc::new(config))),
+        )
+        .await
+    }
+
+    async fn serve(
+        decide: impl Fn(&str) -> Reply + Send + Sync + 'static,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Self {
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -63,21 +88,34 @@ impl UpdateService {
                     };
                     let seen = seen.clone();
                     let decide = decide.clone();
+                    let tls = tls.clone();
                     tokio::spawn(async move {
                         let service = service_fn(move |req: Request<Incoming>| {
                             let seen = seen.clone();
                             let decide = decide.clone();
                             async move { Ok::<_, Infallible>(answer(req, &seen, &*decide).await) }
                         });
-                        let _ = http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
+                        match tls {
+                            Some(tls) => {
+                                let Ok(stream) = tls.accept(stream).await else {
+                                    return;
+                                };
+                                let _ = http1::Builder::new()
+                                    .serve_connection(TokioIo::new(stream), service)
+                                    .await;
+                            }
+                            None => {
+                                let _ = http1::Builder::new()
+                                    .serve_connection(TokioIo::new(stream), service)
+                                    .await;
+                            }
+                        }
                     });
                 }
             })
         };
         UpdateService {
-            url: format!("http://{addr}/api/upgrades_info/v1/graph"),
+            url: format!("{scheme}://{addr}/api/upgrades_info/v1/graph"),
             seen,
             task,
         }
@@ -102,6 +140,7 @@ async fn answer(
 ) -> Response<Full<Bytes>> {
     let query = req.uri().query().unwrap_or_default().to_string();
     seen.lock().unwrap().push(Seen {
+        host: req.uri().host().map(str::to_string),
         path: req.uri().path().to_string(),
         query: query.clone(),
         accept: (req.headers().get("accept")).and_then(|v| v.to_str().ok().map(str::to_string)),

@@ -1,0 +1,143 @@
+//! How the update service is reached from the cluster, as upstream's CVO reaches it
+//! (`pkg/cvo` `getTransport`, `getProxyConfig`, `getTLSConfig`): through the proxy of the `config.openshift.io/v1`
+//! Proxy `cluster` (its `status.httpProxy`, `httpsProxy`, `noProxy`), trusting the CA bundle
+//! (`ca-bundle.crt`) of the ConfigMap `trusted-ca-bundle` in `openshift-config-managed`, which
+//! the platform merges from the Proxy's `spec.trustedCA`. No platform merges it in a cluster
+//! `cvo start` runs, so the ConfigMap `spec.trustedCA.name` names in `openshift-config` is
+//! trusted too (what upstream read before the merged bundle existed).
+//!
+//! Pure: the objects' data in, the settings out; `src/operator/run.rs` reads the objects.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// The Proxy object's name.
+pub const PROXY_NAME: &str = "cluster";
+/// The merged bundle upstream trusts.
+pub const TRUSTED_CA_BUNDLE_NAMESPACE: &str = "openshift-config-managed";
+pub const TRUSTED_CA_BUNDLE_NAME: &str = "trusted-ca-bundle";
+/// Where `spec.trustedCA.name` points.
+pub const USER_CA_NAMESPACE: &str = "openshift-config";
+/// The key of a CA bundle ConfigMap.
+pub const CA_BUNDLE_KEY: &str = "ca-bundle.crt";
+
+/// The proxies the Proxy `cluster` reports (Go's `httpproxy.Config`): empty fields are unset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProxySettings {
+    pub http_proxy: Option<String>,
+    pub https_proxy: Option<String>,
+    /// Comma-separated hosts, domains and CIDRs reached directly.
+    pub no_proxy: Option<String>,
+}
+
+/// The Proxy's `status` as settings; `None` without a Proxy. Upstream uses the status (what the
+/// network operator validated), not the spec.
+pub fn proxy_settings(proxy: Option<&Value>) -> Option<ProxySettings> {
+    let status = proxy?.get("status");
+    let field = |name: &str| {
+        (status.and_then(|s| s.get(name)))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    Some(ProxySettings {
+        http_proxy: field("httpProxy"),
+        https_proxy: field("httpsProxy"),
+        no_proxy: field("noProxy"),
+    })
+}
+
+/// `spec.trustedCA.name` of the Proxy, when set.
+pub fn trusted_ca_name(proxy: Option<&Value>) -> Option<String> {
+    (proxy?.pointer("/spec/trustedCA/name"))
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+}
+
+/// The PEM bundle to trust besides the system's roots: `cvo start`'s own (`--update-service-ca`),
+/// the merged `trusted-ca-bundle`, and the `spec.trustedCA` ConfigMap's, in that order; `None`
+/// when all are empty.
+pub fn ca_bundle(
+    configured: Option<&[u8]>,
+    managed: Option<&BTreeMap<String, String>>,
+    user: Option<&BTreeMap<String, String>>,
+) -> Option<Vec<u8>> {
+    let from_map = |m: Option<&BTreeMap<String, String>>| {
+        m.and_then(|d| d.get(CA_BUNDLE_KEY))
+            .map(|pem| pem.as_bytes().to_vec())
+    };
+    let mut bundle = Vec::new();
+    for pem in [
+        configured.map(<[u8]>::to_vec),
+        from_map(managed),
+        from_map(user),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|pem| !pem.iter().all(u8::is_ascii_whitespace))
+    {
+        bundle.extend_from_slice(&pem);
+        if !bundle.ends_with(b"\n") {
+            bundle.push(b'\n');
+        }
+    }
+    (!bundle.is_empty()).then_some(bundle)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_proxy_comes_from_the_status() {
+        let proxy = json!({"spec": {"httpProxy": "http://spec:3128", "trustedCA": {"name": "user-ca"}},
+                           "status": {"httpProxy": "http://proxy:3128", "httpsProxy": "",
+                                      "noProxy": ".cluster.local,10.0.0.0/16"}});
+        assert_eq!(
+            proxy_settings(Some(&proxy)),
+            Some(ProxySettings {
+                http_proxy: Some("http://proxy:3128".into()),
+                https_proxy: None,
+                no_proxy: Some(".cluster.local,10.0.0.0/16".into()),
+            })
+        );
+        assert_eq!(trusted_ca_name(Some(&proxy)).as_deref(), Some("user-ca"));
+        assert_eq!(
+            proxy_settings(Some(&json!({"spec": {}}))),
+            Some(ProxySettings::default())
+        );
+        assert_eq!(
+            trusted_ca_name(Some(&json!({"spec": {"trustedCA": {"name": ""}}}))),
+            None
+        );
+        assert_eq!((proxy_settings(None), trusted_ca_name(None)), (None, None));
+    }
+
+    #[test]
+    fn the_bundles_are_joined() {
+        let map = |pem: &str| BTreeMap::from([(CA_BUNDLE_KEY.to_string(), pem.to_string())]);
+        let (managed, user, empty) = (map("MANAGED"), map("USER\n"), map("  \n"));
+        let other = BTreeMap::from([("other.crt".to_string(), "X".to_string())]);
+        for (configured, managed, user, want) in [
+            (None, None, None, None),
+            (None, Some(&empty), Some(&other), None),
+            (None, Some(&managed), None, Some("MANAGED\n")),
+            (
+                Some(&b"OWN"[..]),
+                Some(&managed),
+                Some(&user),
+                Some("OWN\nMANAGED\nUSER\n"),
+            ),
+            (None, Some(&empty), Some(&user), Some("USER\n")),
+        ] {
+            assert_eq!(
+                ca_bundle(configured, managed, user),
+                want.map(|w| w.as_bytes().to_vec())
+            );
+        }
+    }
+}
