@@ -63,6 +63,11 @@ pub struct UpgradeArgs {
     /// Allow an update that is supported but not recommended for this cluster.
     #[arg(long)]
     pub allow_not_recommended: bool,
+    /// Accept conditional update risks by name (repeatable, or comma-separated): they are added
+    /// to spec.desiredUpdate.acceptRisks, and an update whose risks are all accepted is
+    /// requested without --allow-not-recommended. Alone, it only records the risks.
+    #[arg(long, value_name = "RISK", value_delimiter = ',')]
+    pub accept: Vec<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -129,6 +134,7 @@ impl UpgradeArgs {
             allow_explicit_upgrade: self.allow_explicit_upgrade,
             allow_upgrade_with_warnings: self.allow_upgrade_with_warnings,
             allow_not_recommended: self.allow_not_recommended,
+            accept: self.accept.clone(),
         }
     }
 
@@ -138,6 +144,7 @@ impl UpgradeArgs {
             || self.to_latest
             || self.to_multi_arch
             || self.clear
+            || !self.accept.is_empty()
     }
 }
 
@@ -149,7 +156,7 @@ pub fn upgrade(args: UpgradeArgs) -> CliResult {
     }
     let request = args.request();
     if args.output == StatusFormat::Json && args.wants_change() {
-        return Err(anyhow!("-o json shows the update status; it cannot be combined with --to, --to-image, --to-latest, --to-multi-arch or --clear").into());
+        return Err(anyhow!("-o json shows the update status; it cannot be combined with --to, --to-image, --to-latest, --to-multi-arch, --clear or --accept").into());
     }
     let warnings = check_request(&request).map_err(|e| anyhow!(e))?;
     eprint!("{warnings}");

@@ -22,6 +22,9 @@ pub struct UpgradeRequest {
     pub allow_explicit_upgrade: bool,
     pub allow_upgrade_with_warnings: bool,
     pub allow_not_recommended: bool,
+    /// Conditional update risks to accept (`--accept`): added to
+    /// `spec.desiredUpdate.acceptRisks`.
+    pub accept: Vec<String>,
 }
 
 /// Text for standard output and standard error.
@@ -56,6 +59,14 @@ pub fn check_request(request: &UpgradeRequest) -> Result<String, String> {
     if request.to.is_some() && request.to_image.is_some() {
         return Err("only one of --to or --to-image may be provided".into());
     }
+    if !request.accept.is_empty() && (request.clear || request.to_multi_arch) {
+        return Err("--accept may not be used with --clear or --to-multi-arch".into());
+    }
+    if let Some(bad) = request.accept.iter().find(|r| !valid_risk_name(r)) {
+        return Err(format!(
+            "--accept {bad:?}: a risk name is one or more letters and digits, as the update service names risks (e.g. ConsoleBreaks); separate several with commas"
+        ));
+    }
     if let Some(to) = &request.to {
         crate::operator::precondition::parse_version(to).map_err(|e| {
             format!("--to must be a semantic version (e.g. 4.0.1 or 4.1.0-nightly-20181104): {e}")
@@ -83,6 +94,12 @@ pub fn check_request(request: &UpgradeRequest) -> Result<String, String> {
         return Ok("warning: Using by-tag pull specs is dangerous, and while we still allow it in combination with --force for backward compatibility, it would be much safer to pass a by-digest pull spec instead\n".into());
     }
     Ok(String::new())
+}
+
+/// A risk name as the update service gives them (CamelCase, `^[A-Za-z0-9]+$`); anything else
+/// is a typo, a stray space or a separator.
+fn valid_risk_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// `name[:tag][@digest]`, the tag's colon told from a registry port's by coming after the last
@@ -191,6 +208,11 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
             },
         });
     }
+    let accepted = accepted_risks(cv, request)?;
+    let targets = request.to.is_some() || request.to_image.is_some() || request.to_latest;
+    if !targets && !request.accept.is_empty() {
+        return Ok(accept_only(cv, &accepted, &request.accept));
+    }
     if request.to.is_none() && request.to_image.is_none() && !request.to_latest {
         return Err("nothing requested: pass --to, --to-image, --to-latest, --to-multi-arch or --clear, or nothing to see the status".into());
     }
@@ -210,7 +232,7 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
     {
         return Ok(nothing(&format!("info: Cluster is already at {image}\n")));
     }
-    let (target, warning) = choose_target(cv, request)?;
+    let (target, warning) = choose_target(cv, request, &accepted)?;
     err.push_str(&warning);
     if request.force {
         err.push_str(FORCE_WARNING);
@@ -223,15 +245,77 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
             target.image.as_deref().unwrap_or("")
         ),
     };
-    let update = json!({
+    let mut update = json!({
         "version": target.version.clone().unwrap_or_default(),
         "image": target.image.clone().unwrap_or_default(),
         "force": request.force,
     });
+    if !request.accept.is_empty() {
+        update["acceptRisks"] = accept_list(&accepted);
+    }
     Ok(Decision::Patch {
         update,
         report: Report { out, err },
     })
+}
+
+/// The risks `spec.desiredUpdate.acceptRisks` will hold: those already accepted, then the
+/// `--accept` ones, each once. An `--accept` name no conditional update of this cluster carries
+/// is refused as a typo, with the names there are.
+fn accepted_risks(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Vec<String>, String> {
+    let status = cv.status.clone().unwrap_or_default();
+    let mut known: Vec<&str> = (status.conditional_updates.iter())
+        .flat_map(|u| u.risks.iter().map(|r| r.name.as_str()))
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    let mut accepted: Vec<String> = (cv.spec.desired_update.iter())
+        .flat_map(|u| u.accept_risks.iter().map(|r| r.name.clone()))
+        .collect();
+    for name in &request.accept {
+        if !known.contains(&name.as_str()) {
+            return Err(if known.is_empty() {
+                format!(
+                    "--accept {name}: no conditional update of this cluster has risks to accept; `cvo upgrade --include-not-recommended` lists them"
+                )
+            } else {
+                format!(
+                    "--accept {name}: no conditional update of this cluster has a risk named {name}{}; the risks are: {}",
+                    crate::suggest::did_you_mean(name, &known),
+                    known.join(", ")
+                )
+            });
+        }
+        if !accepted.contains(name) {
+            accepted.push(name.clone());
+        }
+    }
+    Ok(accepted)
+}
+
+fn accept_list(accepted: &[String]) -> Value {
+    accepted.iter().map(|name| json!({"name": name})).collect()
+}
+
+/// `--accept` without a target: write the accepted risks, keeping the requested update (or
+/// asking for the current release, so `desiredUpdate` stays complete).
+fn accept_only(cv: &ClusterVersion, accepted: &[String], new: &[String]) -> Decision {
+    let mut update = json!({"acceptRisks": accept_list(accepted)});
+    if cv.spec.desired_update.is_none() {
+        let current = desired(cv);
+        update["version"] = json!(current.version.unwrap_or_default());
+        update["image"] = json!(current.image.unwrap_or_default());
+    }
+    Decision::Patch {
+        update,
+        report: Report {
+            out: format!(
+                "Accepted the conditional update risks: {}\n",
+                new.join(", ")
+            ),
+            err: String::new(),
+        },
+    }
 }
 
 fn nothing(out: &str) -> Decision {
@@ -262,6 +346,7 @@ fn guard(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<String, String
 fn choose_target(
     cv: &ClusterVersion,
     request: &UpgradeRequest,
+    accepted: &[String],
 ) -> Result<(Release, String), String> {
     let status = cv.status.clone().unwrap_or_default();
     let to = request.to.as_deref().unwrap_or("");
@@ -296,15 +381,40 @@ fn choose_target(
                 c.message
             );
             if target_matches(&update.release, to, to_image) {
+                let all_accepted = !update.risks.is_empty()
+                    && (update.risks.iter()).all(|r| accepted.contains(&r.name));
+                if all_accepted && !request.allow_not_recommended {
+                    // The cluster recommends it once its risks are accepted
+                    // (`AllExposedRisksAccepted`); say which were.
+                    warnings.push_str(&format!(
+                        "warning: you have accepted the risks of {}: {}\n",
+                        update.release.version.as_deref().unwrap_or(""),
+                        (update.risks.iter().map(|r| r.name.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                    chosen = Some(update.release.clone());
+                    break;
+                }
                 if !request.allow_not_recommended {
-                    return Err(format!(
+                    let mut refusal = format!(
                         "the update {} is not one of the recommended updates, but is available as a conditional update. To accept the {}={} risk and to proceed with update use --allow-not-recommended.\n  Reason: {}\n  Message: {}\n",
                         update.release.version.as_deref().unwrap_or(""),
                         c.type_,
                         c.status,
                         c.reason,
                         c.message.replace('\n', "\n  ")
-                    ));
+                    );
+                    if !update.risks.is_empty() {
+                        // Beyond oc: the way that keeps the cluster's own check.
+                        refusal.push_str(&format!(
+                            "Or accept its risks, which the cluster then checks again: --accept {}\n",
+                            (update.risks.iter().map(|r| r.name.as_str()))
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        ));
+                    }
+                    return Err(refusal);
                 }
                 warnings.push_str(&bypassed);
                 chosen = Some(update.release.clone());
@@ -947,6 +1057,115 @@ mod tests {
         assert_eq!(
             report.err,
             "warning: with --allow-not-recommended you have accepted the risks with 4.17.2 and bypassed Recommended=False ARisk: Breaks things.\nSee the bug.\n"
+        );
+    }
+
+    /// `cluster()` with 4.17.2's risks named.
+    fn cluster_with_risks(names: &[&str]) -> ClusterVersion {
+        let mut cv = cluster();
+        let status = cv.status.as_mut().unwrap();
+        status.conditional_updates[0].risks = (names.iter())
+            .map(|name| crate::cluster::ConditionalUpdateRisk {
+                name: name.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        cv
+    }
+
+    #[test]
+    fn accepting_every_risk_of_an_update_requests_it_with_accept_risks() {
+        let cv = cluster_with_risks(&["ARisk", "BRisk"]);
+        let to = |accept: &[&str]| UpgradeRequest {
+            to: Some("4.17.2".into()),
+            accept: accept.iter().map(|a| a.to_string()).collect(),
+            ..request()
+        };
+        // One risk of two accepted: still refused, and the refusal says how to accept them.
+        let refused = decide(&cv, &to(&["ARisk"])).unwrap_err();
+        assert!(
+            refused.ends_with(
+                "Or accept its risks, which the cluster then checks again: --accept ARisk,BRisk\n"
+            ),
+            "{refused}"
+        );
+        let (update, report) = patched(decide(&cv, &to(&["ARisk", "BRisk"])).unwrap());
+        assert_eq!(update["version"], "4.17.2");
+        assert_eq!(
+            update["acceptRisks"],
+            json!([{"name": "ARisk"}, {"name": "BRisk"}])
+        );
+        assert_eq!(
+            report.err,
+            "warning: you have accepted the risks of 4.17.2: ARisk, BRisk\n"
+        );
+        // Risks accepted before are kept (a merge patch replaces the whole list).
+        let mut before = cv.clone();
+        before.spec.desired_update = Some(Update {
+            accept_risks: vec![crate::cluster::AcceptRisk {
+                name: "ARisk".into(),
+            }],
+            ..Default::default()
+        });
+        let (update, _) = patched(decide(&before, &to(&["BRisk"])).unwrap());
+        assert_eq!(
+            update["acceptRisks"],
+            json!([{"name": "ARisk"}, {"name": "BRisk"}])
+        );
+    }
+
+    #[test]
+    fn accept_alone_writes_the_risks_and_keeps_the_release() {
+        let cv = cluster_with_risks(&["ARisk"]);
+        let accept = UpgradeRequest {
+            accept: vec!["ARisk".into()],
+            ..request()
+        };
+        let (update, report) = patched(decide(&cv, &accept).unwrap());
+        assert_eq!(
+            update,
+            json!({"acceptRisks": [{"name": "ARisk"}], "version": "4.17.0",
+                   "image": release("4.17.0").image.unwrap()})
+        );
+        assert_eq!(report.out, "Accepted the conditional update risks: ARisk\n");
+        // With an update already requested, only the list is written.
+        let mut requested = cv.clone();
+        requested.spec.desired_update = Some(Update {
+            version: Some("4.17.2".into()),
+            ..Default::default()
+        });
+        let (update, _) = patched(decide(&requested, &accept).unwrap());
+        assert_eq!(update, json!({"acceptRisks": [{"name": "ARisk"}]}));
+    }
+
+    #[test]
+    fn accept_refuses_typos_and_bad_names() {
+        let cv = cluster_with_risks(&["ConsoleBreaks"]);
+        let accept = |name: &str| UpgradeRequest {
+            accept: vec![name.into()],
+            ..request()
+        };
+        assert_eq!(
+            decide(&cv, &accept("ConsoleBreak")).unwrap_err(),
+            "--accept ConsoleBreak: no conditional update of this cluster has a risk named ConsoleBreak (did you mean ConsoleBreaks?); the risks are: ConsoleBreaks"
+        );
+        assert!(
+            decide(&cluster(), &accept("ARisk"))
+                .unwrap_err()
+                .contains("has risks to accept")
+        );
+        let err = check_request(&accept("A Risk")).unwrap_err();
+        assert!(
+            err.starts_with("--accept \"A Risk\": a risk name is"),
+            "{err}"
+        );
+        let clear = UpgradeRequest {
+            clear: true,
+            ..accept("ARisk")
+        };
+        assert_eq!(
+            check_request(&clear).unwrap_err(),
+            "--accept may not be used with --clear or --to-multi-arch"
         );
     }
 

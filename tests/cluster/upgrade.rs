@@ -1300,10 +1300,28 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
         );
         check_history(&s, &[("Completed", "4.17.0")])?;
 
-        // Accepting the risk recommends the update; the next pass takes it.
-        let accept = json!({"spec": {"desiredUpdate": {"acceptRisks": [{"name": "ConsoleBreaks"}]}}});
-        api.patch("version", &PatchParams::default(), &Patch::Merge(&accept))
-            .await?;
+        // `cvo upgrade --accept` refuses a typo with the names there are, then accepts the
+        // risk (keeping the requested update); the cluster recommends the update again and the
+        // next pass takes it.
+        let (ok, _, err) = upgrade_cli(ctx, &["--accept", "ConsoleBreak"])?;
+        ensure!(
+            !ok && err.contains("no conditional update of this cluster has a risk named ConsoleBreak (did you mean ConsoleBreaks?)"),
+            "{err}"
+        );
+        let (ok, out, err) = upgrade_cli(ctx, &["--accept", "ConsoleBreaks"])?;
+        ensure!(
+            ok && out == "Accepted the conditional update risks: ConsoleBreaks\n",
+            "{out}{err}"
+        );
+        let spec = api.get("version").await?.spec;
+        let wanted = spec.desired_update.as_ref();
+        ensure!(
+            wanted.and_then(|u| u.version.as_deref()) == Some("4.18.0")
+                && wanted.is_some_and(|u| u.accept_risks.len() == 1
+                    && u.accept_risks[0].name == "ConsoleBreaks"),
+            "{:?}",
+            spec.desired_update
+        );
         clean_pass(c, &options, &mut state).await?;
         let s = status(ctx).await?;
         let (status_, reason, _) = recommended(&s, "4.18.0");
