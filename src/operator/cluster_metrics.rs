@@ -93,18 +93,32 @@ pub fn series(
             value: done.completion_time.as_ref().map(seconds).unwrap_or(0),
         });
     }
+    // Upstream's pair: `initial` answers which release the cluster was installed with;
+    // `cluster` how old clusters at the current release are and where they started (no
+    // `from_version` until one update, the install, has completed). Both are the
+    // ClusterVersion's age.
     let initial = history.last();
+    let created = (cv.metadata.creation_timestamp.as_ref())
+        .map(seconds)
+        .unwrap_or(0);
+    let initial_version = initial.map(version_of).unwrap_or_default();
     out.version.push(VersionSeries {
-        type_: "cluster",
-        version: initial.map(version_of).unwrap_or_default(),
+        type_: "initial",
+        version: initial_version.clone(),
         image: initial.map(|h| h.image.clone()).unwrap_or_default(),
         from_version: String::new(),
-        value: cv
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map(seconds)
-            .unwrap_or(0),
+        value: created,
+    });
+    out.version.push(VersionSeries {
+        type_: "cluster",
+        version: current.version.into(),
+        image: current.image.into(),
+        from_version: if completed.is_some() {
+            initial_version
+        } else {
+            String::new()
+        },
+        value: created,
     });
     let failing = (status.conditions.iter()).find(|c| c.type_ == "Failing");
     let failing_since = failing
@@ -310,6 +324,7 @@ mod tests {
             type_: match t {
                 "completed" => "completed",
                 "cluster" => "cluster",
+                "initial" => "initial",
                 "desired" => "desired",
                 "failure" => "failure",
                 "updating" => "updating",
@@ -324,7 +339,8 @@ mod tests {
             got.version,
             [
                 v("completed", "4.18.0", "4.17.0", 400),
-                v("cluster", "4.17.0", "", 100),
+                v("initial", "4.17.0", "", 100),
+                v("cluster", "4.18.0", "4.17.0", 100),
                 v("desired", "4.18.1", "4.18.0", 550),
                 v("failure", "4.18.1", "4.18.0", 550),
                 v("failure", "4.18.0", "4.18.0", 550),
@@ -360,7 +376,7 @@ mod tests {
         };
         let got = series(&cv, &status, &current, &[]);
         let types: Vec<&str> = got.version.iter().map(|s| s.type_).collect();
-        assert_eq!(types, ["completed", "cluster", "current"]);
+        assert_eq!(types, ["completed", "initial", "cluster", "current"]);
         assert_eq!(got.available_updates, None);
     }
 

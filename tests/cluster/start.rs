@@ -500,7 +500,11 @@ pub async fn start_serves_metrics_and_readyz(ctx: &Ctx<'_>) -> anyhow::Result<()
         .find(|l| l.starts_with(r#"cluster_version{type="current",version="4.18.0""#));
     ensure!(current.is_some(), "{text}");
     ensure!(
-        text.contains(r#"cluster_version{type="cluster","#),
+        text.contains(r#"cluster_version{type="cluster",version="4.18.0""#),
+        "{text}"
+    );
+    ensure!(
+        text.contains(r#"cluster_version{type="initial",version="4.18.0""#),
         "{text}"
     );
     Ok(())
