@@ -42,6 +42,9 @@ pub enum EdgeCommand {
     /// Whether services deploy to a node: per service the arch, type, namespace and policy
     /// checks in anax's order, and the publish-time warnings, over exchange JSON files.
     Deploycheck(super::edge_deploycheck::DeploycheckArgs),
+    /// Agent packages (the .tar.gz agents upgrade from): write one, inspect one, verify one
+    /// against its SHA-256 digest and an installed version.
+    Package(super::edge_package::PackageGroup),
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
@@ -106,6 +109,7 @@ pub fn edge(group: EdgeGroup) -> CliResult {
         EdgeCommand::AgentInstall(args) => super::edge_agent::agent_install(args),
         EdgeCommand::Namespace(args) => super::edge_placement::namespace(args),
         EdgeCommand::Deploycheck(args) => super::edge_deploycheck::deploycheck(args),
+        EdgeCommand::Package(group) => super::edge_package::package(group),
     }
 }
 

@@ -28,6 +28,8 @@ mod edge_agent;
 #[cfg(feature = "cluster")]
 mod edge_deploycheck;
 #[cfg(feature = "cluster")]
+mod edge_package;
+#[cfg(feature = "cluster")]
 mod edge_placement;
 mod graph;
 mod inclusion;
@@ -400,6 +402,11 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
             edge::EdgeCommand::AgentInstall(a) => machine(&a.output),
             edge::EdgeCommand::Namespace(a) => machine(&a.output),
             edge::EdgeCommand::Deploycheck(a) => machine(&a.output),
+            edge::EdgeCommand::Package(group) => match &group.command {
+                edge_package::PackageCommand::New(a) => machine(&a.output),
+                edge_package::PackageCommand::Inspect(a) => machine(&a.output),
+                edge_package::PackageCommand::Verify(a) => machine(&a.output),
+            },
         },
     };
     if cli.command.images().is_some_and(|i| i.quiet) {

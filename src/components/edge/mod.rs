@@ -10,6 +10,8 @@
 //!   namespace, the agent-side install rule.
 //! - [`exchange`]: exchange documents in the exchange's JSON.
 //! - [`deploycheck`]: deploycheck's per-service checks and warnings.
+//! - [`package`]: agent packages (seed 001): the manifest, the layout, the digest; read and
+//!   written by the shell [`package_file`].
 //! - [`nmp`]: node management policies: schema, validation, the seed's form translated.
 //! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
 //!   bidirectional compatibility of two policies.
@@ -19,6 +21,8 @@ pub mod constraints;
 pub mod deploycheck;
 pub mod exchange;
 pub mod nmp;
+pub mod package;
+pub mod package_file;
 pub mod placement;
 pub mod properties;
 pub mod version;
