@@ -891,3 +891,75 @@ fn package_refuses_bad_input() {
     assert_eq!(code, 1);
     assert!(stderr.contains("not a gzipped tar archive"), "{stderr}");
 }
+
+#[test]
+fn deploy_dry_run_plans_and_refuses_as_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("op.yaml");
+    std::fs::write(
+        &yaml,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: xyz}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    let yaml = yaml.to_str().unwrap();
+    let out = cvo()
+        .args([
+            "edge",
+            "deploy",
+            "--dry-run",
+            "-f",
+            yaml,
+            "--agreement",
+            "ag1",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json,
+        json!({"agreement": "ag1", "namespace": "xyz", "applied": false, "objects": [
+            {"kind": "Namespace", "name": "xyz", "namespace": ""},
+            {"kind": "NetworkPolicy", "name": "ag1-networkpolicy", "namespace": "openhorizon-agent"},
+            {"kind": "ConfigMap", "name": "c", "namespace": ""},
+        ]})
+    );
+    let out = cvo()
+        .args([
+            "edge",
+            "deploy",
+            "--dry-run",
+            "-f",
+            yaml,
+            "--agreement",
+            "ag1",
+        ])
+        .args(["--agent-namespace", "team", "--namespace-scoped"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: Service failed to start for agreement ag1. Could not deploy service into namespace xyz because the agent's namespace is namespace scoped, and it restricts all services to the agent namespace team\n"
+    );
+    let out = cvo()
+        .args([
+            "edge",
+            "deploy",
+            "--dry-run",
+            "-f",
+            yaml,
+            "--agreement",
+            "AG1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--agreement: agreement id \"AG1\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -26,6 +26,8 @@ mod edge;
 #[cfg(feature = "cluster")]
 mod edge_agent;
 #[cfg(feature = "cluster")]
+mod edge_deploy;
+#[cfg(feature = "cluster")]
 mod edge_deploycheck;
 #[cfg(feature = "cluster")]
 mod edge_package;
@@ -402,6 +404,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
             edge::EdgeCommand::AgentInstall(a) => machine(&a.output),
             edge::EdgeCommand::Namespace(a) => machine(&a.output),
             edge::EdgeCommand::Deploycheck(a) => machine(&a.output),
+            edge::EdgeCommand::Deploy(a) => machine(&a.output),
             edge::EdgeCommand::Package(group) => match &group.command {
                 edge_package::PackageCommand::New(a) => machine(&a.output),
                 edge_package::PackageCommand::Inspect(a) => machine(&a.output),

@@ -9,6 +9,8 @@
 //! - [`placement`]: where a service lands: the built-in namespace properties, the target
 //!   namespace, the agent-side install rule.
 //! - [`exchange`]: exchange documents in the exchange's JSON.
+//! - [`deploy`]: what an agent applies to install an operator YAML (the final namespace, the
+//!   refusal, the Namespace and NetworkPolicy, normalised subjects).
 //! - [`deploycheck`]: deploycheck's per-service checks and warnings.
 //! - [`package`]: agent packages (seed 001): the manifest, the layout, the digest; read and
 //!   written by the shell [`package_file`].
@@ -18,6 +20,7 @@
 
 pub mod agent_install;
 pub mod constraints;
+pub mod deploy;
 pub mod deploycheck;
 pub mod exchange;
 pub mod nmp;
