@@ -50,6 +50,9 @@ const TESTS: &[(&str, TestFn)] = &[
     ("edge_agent_scopes_on_a_real_cluster", |c| {
         Box::pin(edge_agent::agent_scopes_on_a_real_cluster(c))
     }),
+    ("edge_deploy_as_the_agent_would", |c| {
+        Box::pin(edge_agent::deploy_as_the_agent_would(c))
+    }),
     ("agents_pool_registration", |c| {
         Box::pin(agents::pool_registration(c))
     }),

@@ -906,3 +906,357 @@ fn nmp_status_starts_from_kept_statuses() {
         "{stderr}"
     );
 }
+
+/// Runs `cvo edge package ARGS` (with `-o json` when `json`): exit code, stdout, stderr.
+fn package_cmd(args: &[&str], json: bool) -> (i32, String, String) {
+    let mut cmd = cvo();
+    cmd.args(["edge", "package"]).args(args);
+    if json {
+        cmd.args(["-o", "json"]);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn package_json(args: &[&str]) -> (i32, Value) {
+    let (code, stdout, stderr) = package_cmd(args, true);
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (code, json)
+}
+
+/// A package from a deb directory, a certificate and a config file, in a temporary directory.
+fn new_package(dir: &std::path::Path, version: &str) -> std::path::PathBuf {
+    let debs = dir.join("debs");
+    std::fs::create_dir_all(&debs).unwrap();
+    std::fs::write(debs.join("horizon_2.31.0_amd64.deb"), b"deb").unwrap();
+    std::fs::write(debs.join("horizon-cli_2.31.0_amd64.deb"), b"cli").unwrap();
+    std::fs::write(
+        dir.join("agent-install.crt"),
+        b"-----BEGIN CERTIFICATE-----\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("agent-install.cfg"),
+        b"HZN_EXCHANGE_URL=https://hub/\n",
+    )
+    .unwrap();
+    let file = dir.join("agent.tar.gz");
+    let (code, json) = package_json(&[
+        "new",
+        "-f",
+        file.to_str().unwrap(),
+        "--version",
+        version,
+        "--ssl-version",
+        "1.0",
+        "--packages",
+        debs.to_str().unwrap(),
+        "--ssl",
+        dir.join("agent-install.crt").to_str().unwrap(),
+        "--config",
+        dir.join("agent-install.cfg").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(
+        json["manifest"],
+        json!({"version": version, "sslVersion": "1.0"})
+    );
+    assert_eq!(
+        json["contents"],
+        json!({
+            "packages": ["horizon-cli_2.31.0_amd64.deb", "horizon_2.31.0_amd64.deb"],
+            "ssl": ["agent-install.crt"],
+            "config": ["agent-install.cfg"],
+        })
+    );
+    let digest = std::fs::read_to_string(dir.join("agent.tar.gz.sha256")).unwrap();
+    assert_eq!(
+        digest,
+        format!("{}  agent.tar.gz\n", json["sha256"].as_str().unwrap())
+    );
+    file
+}
+
+#[test]
+fn package_new_inspect_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_package(dir.path(), "2.31.0-rc.1");
+    let file = file.to_str().unwrap();
+    let (code, inspected) = package_json(&["inspect", file]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        inspected["manifest"],
+        json!({"version": "2.31.0-rc.1", "sslVersion": "1.0"})
+    );
+    assert_eq!(inspected["problems"], json!([]));
+    assert_eq!(inspected["contents"]["ssl"], json!(["agent-install.crt"]));
+
+    // The digest file beside the package; a prerelease is below its release (spec B.2).
+    let sha = inspected["sha256"].as_str().unwrap().to_owned();
+    let standings = [
+        ("2.30.4", "newer"),
+        ("2.31.0-rc.1", "same"),
+        ("2.31.0", "older"),
+        ("local build", "newer"),
+    ];
+    for (installed, standing) in standings {
+        let (code, json) = package_json(&["verify", file, "--installed", installed]);
+        assert_eq!(code, 0, "{json}");
+        assert_eq!(
+            json,
+            json!({
+                "file": file, "valid": true, "sha256": sha, "expectedSha256": sha,
+                "version": "2.31.0-rc.1", "installed": installed, "standing": standing,
+                "problems": [],
+            })
+        );
+    }
+    let (code, stdout, _) = package_cmd(&["verify", file, "--installed", "2.31.0"], false);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        format!(
+            "valid: {file} (version 2.31.0-rc.1, sha256 {sha})\nthe package is older than the installed version 2.31.0\n"
+        )
+    );
+    // --sha256 instead of the file, in capitals too.
+    let (code, _) = package_json(&["verify", file, "--sha256", &sha.to_uppercase()]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn package_verify_refuses_a_changed_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = new_package(dir.path(), "2.31.0");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes.extend_from_slice(b"tampered");
+    std::fs::write(&file, &bytes).unwrap();
+    let file = file.to_str().unwrap();
+    let (code, json) = package_json(&["verify", file]);
+    assert_eq!(code, 1);
+    assert_eq!(json["valid"], json!(false));
+    let problems = json["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{json}");
+    assert!(
+        problems[0]
+            .as_str()
+            .unwrap()
+            .starts_with("SHA-256 mismatch: the package's digest is "),
+        "{json}"
+    );
+    let (code, stdout, _) = package_cmd(&["verify", file], false);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.starts_with(&format!("invalid: {file}\nproblem: SHA-256 mismatch")),
+        "{stdout}"
+    );
+}
+
+/// A package written by hand (tar + gzip), as users build them with any tool.
+fn hand_made(dir: &std::path::Path, entries: &[(&str, &[u8])]) -> String {
+    let file = dir.join("hand.tar.gz");
+    let gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&file).unwrap(),
+        flate2::Compression::default(),
+    );
+    let mut tar = tar::Builder::new(gz);
+    for (path, data) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        tar.append_data(&mut header, path, *data).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn package_inspect_and_verify_list_every_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = hand_made(
+        dir.path(),
+        &[
+            (
+                "./package.json",
+                br#"{"version": "2.31", "sslversion": "1"}"#,
+            ),
+            ("./pakages/horizon.deb", b"deb"),
+            ("./ssl/agent-install.crt", b"pem"),
+        ],
+    );
+    let (code, json) = package_json(&["inspect", &file]);
+    assert_eq!(code, 0);
+    assert_eq!(json["manifest"], Value::Null);
+    assert_eq!(
+        json["problems"],
+        json!([
+            "pakages/horizon.deb: not part of a package (did you mean packages?); at its root a package holds package.json and the directories packages/, ssl/ and config/",
+            "package.json: unknown field \"sslversion\" (did you mean sslVersion?); the fields are version, packagesVersion, sslVersion, configVersion",
+        ])
+    );
+    // Made by hand, with its digest given on the command line: the problems, and exit 1.
+    let sha = json["sha256"].as_str().unwrap();
+    let (code, verified) = package_json(&["verify", &file, "--sha256", sha]);
+    assert_eq!(code, 1);
+    assert_eq!(verified["problems"], json["problems"]);
+    assert_eq!(verified["version"], Value::Null);
+
+    let no_manifest = hand_made(dir.path(), &[("config/agent-install.cfg", b"X=1")]);
+    let (_, json) = package_json(&["inspect", &no_manifest]);
+    assert_eq!(
+        json["problems"],
+        json!(["package.json: missing at the root of the package; every package has one"])
+    );
+}
+
+#[test]
+fn package_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.tar.gz");
+    let out = out.to_str().unwrap();
+    let (code, _, stderr) = package_cmd(
+        &[
+            "new",
+            "-f",
+            out,
+            "--version",
+            "2.31.0.1",
+            "--config-version",
+            "01",
+        ],
+        false,
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("cannot write the package: package.json: version \"2.31.0.1\" is not a version: one to three decimal fields without leading zeros and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1\npackage.json: configVersion \"01\" is not a version"), "{stderr}");
+    assert!(!dir.path().join("p.tar.gz").exists());
+
+    let (code, _, stderr) = package_cmd(
+        &[
+            "new",
+            "-f",
+            out,
+            "--version",
+            "1",
+            "--packages",
+            "/no/such/dir",
+        ],
+        false,
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("/no/such/dir: cannot read"), "{stderr}");
+
+    let (code, _, _) = package_cmd(&["new", "-f", out, "--version", "1"], false);
+    assert_eq!(code, 0);
+    let (code, _, stderr) = package_cmd(&["new", "-f", out, "--version", "1"], false);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(&format!("{out}: exists; give --force to replace it")),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = package_cmd(&["verify", out, "--installed", "latest"], false);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("installed version \"latest\" is not a version (nor \"local build\")"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = package_cmd(&["verify", out, "--sha256", "abc"], false);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--sha256: \"abc\" is not a SHA-256 digest"),
+        "{stderr}"
+    );
+
+    std::fs::remove_file(format!("{out}.sha256")).unwrap();
+    let (code, _, stderr) = package_cmd(&["verify", out], false);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(&format!(
+            "{out}.sha256: cannot read the digest; give it with --sha256 HEX or --digest-file FILE"
+        )),
+        "{stderr}"
+    );
+
+    let not_gzip = dir.path().join("x.tar.gz");
+    std::fs::write(&not_gzip, b"plain text").unwrap();
+    let (code, _, stderr) = package_cmd(&["inspect", not_gzip.to_str().unwrap()], false);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not a gzipped tar archive"), "{stderr}");
+}
+
+#[test]
+fn deploy_dry_run_plans_and_refuses_as_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("op.yaml");
+    std::fs::write(
+        &yaml,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: xyz}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    let yaml = yaml.to_str().unwrap();
+    let out = cvo()
+        .args([
+            "edge",
+            "deploy",
+            "--dry-run",
+            "-f",
+            yaml,
+            "--agreement",
+            "ag1",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json,
+        json!({"agreement": "ag1", "namespace": "xyz", "applied": false, "objects": [
+            {"kind": "Namespace", "name": "xyz", "namespace": ""},
+            {"kind": "NetworkPolicy", "name": "ag1-networkpolicy", "namespace": "openhorizon-agent"},
+            {"kind": "ConfigMap", "name": "c", "namespace": ""},
+        ]})
+    );
+    let out = cvo()
+        .args([
+            "edge",
+            "deploy",
+            "--dry-run",
+            "-f",
+            yaml,
+            "--agreement",
+            "ag1",
+        ])
+        .args(["--agent-namespace", "team", "--namespace-scoped"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: Service failed to start for agreement ag1. Could not deploy service into namespace xyz because the agent's namespace is namespace scoped, and it restricts all services to the agent namespace team\n"
+    );
+    let out = cvo()
+        .args([
+            "edge",
+            "deploy",
+            "--dry-run",
+            "-f",
+            yaml,
+            "--agreement",
+            "AG1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--agreement: agreement id \"AG1\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -45,6 +45,13 @@ pub enum EdgeCommand {
     /// Node management policies: `status` runs a node's node management worker over exchange
     /// documents and prints each applicable policy's status as the exchange holds it.
     Nmp(super::edge_nmp::NmpGroup),
+    /// Agent packages (the .tar.gz agents upgrade from): write one, inspect one, verify one
+    /// against its SHA-256 digest and an installed version.
+    Package(super::edge_package::PackageGroup),
+    /// Install a service's operator YAML as an edge cluster agent would: the final namespace,
+    /// the refusal of a namespace-scoped agent, the Namespace and NetworkPolicy of a
+    /// cluster-scoped one.
+    Deploy(super::edge_deploy::DeployArgs),
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
@@ -110,6 +117,8 @@ pub fn edge(group: EdgeGroup) -> CliResult {
         EdgeCommand::Namespace(args) => super::edge_placement::namespace(args),
         EdgeCommand::Deploycheck(args) => super::edge_deploycheck::deploycheck(args),
         EdgeCommand::Nmp(group) => super::edge_nmp::nmp(group),
+        EdgeCommand::Package(group) => super::edge_package::package(group),
+        EdgeCommand::Deploy(args) => super::edge_deploy::deploy(args),
     }
 }
 

@@ -26,9 +26,13 @@ mod edge;
 #[cfg(feature = "cluster")]
 mod edge_agent;
 #[cfg(feature = "cluster")]
+mod edge_deploy;
+#[cfg(feature = "cluster")]
 mod edge_deploycheck;
 #[cfg(feature = "cluster")]
 mod edge_nmp;
+#[cfg(feature = "cluster")]
+mod edge_package;
 #[cfg(feature = "cluster")]
 mod edge_placement;
 mod graph;
@@ -405,6 +409,12 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
             edge::EdgeCommand::Deploycheck(a) => machine(&a.output),
             edge::EdgeCommand::Nmp(g) => match &g.command {
                 edge_nmp::NmpCommand::Status(a) => machine(&a.output),
+            },
+            edge::EdgeCommand::Deploy(a) => machine(&a.output),
+            edge::EdgeCommand::Package(group) => match &group.command {
+                edge_package::PackageCommand::New(a) => machine(&a.output),
+                edge_package::PackageCommand::Inspect(a) => machine(&a.output),
+                edge_package::PackageCommand::Verify(a) => machine(&a.output),
             },
         },
     };

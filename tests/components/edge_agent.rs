@@ -5,10 +5,12 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
+use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicyPeer};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use kube::api::{
     Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
@@ -185,6 +187,287 @@ pub async fn agent_scopes_on_a_real_cluster(ctx: &Ctx<'_>) -> anyhow::Result<()>
         let _ = bindings
             .delete(&cluster_role_binding_name(ns), &DeleteParams::default())
             .await;
+    }
+    Ok(())
+}
+
+/// The agent's identity only (its Namespace, ServiceAccount and bindings; no Deployment, so
+/// that `--check` in the other test counts no extra agent), and a kubeconfig for it: `cvo edge
+/// deploy` then runs with the rights the agent has.
+async fn agent_identity(
+    ctx: &Ctx<'_>,
+    settings: &InstallSettings,
+    dir: &std::path::Path,
+) -> anyhow::Result<std::path::PathBuf> {
+    let identity: Vec<Value> = render(settings)?
+        .into_iter()
+        .filter(|d| {
+            [
+                "Namespace",
+                "ServiceAccount",
+                "RoleBinding",
+                "ClusterRoleBinding",
+            ]
+            .contains(&d["kind"].as_str().unwrap_or_default())
+        })
+        .collect();
+    apply_all(&ctx.admin, &identity).await?;
+    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), &settings.namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(3600),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let token = accounts
+        .create_token_request(SERVICE_ACCOUNT, &Default::default(), &request)
+        .await?
+        .status
+        .context("no token in the TokenRequest status")?
+        .token;
+    // The admin kubeconfig with the agent's token (as `Cluster::client_with_token` does).
+    let admin = ctx.cluster.kubeconfig();
+    let admin_token = std::fs::read_to_string(admin.with_file_name("admin.token"))?;
+    let text = std::fs::read_to_string(admin)?.replace(admin_token.trim(), &token);
+    let path = dir.join(format!("kubeconfig-{}", settings.namespace));
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+fn cvo_deploy(args: &[&str]) -> anyhow::Result<(i32, String, String)> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args(["edge", "deploy"])
+        .args(args)
+        .output()?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+const OPERATOR_YAML: &str = "apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: svc-operator
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: svc-config
+data:
+  greeting: hello
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc-operator
+spec:
+  selector:
+    matchLabels: {app: svc-operator}
+  template:
+    metadata:
+      labels: {app: svc-operator}
+    spec:
+      serviceAccountName: svc-operator
+      containers:
+      - name: operator
+        image: quay.io/example/operator:1.0
+";
+
+/// `cvo edge deploy` as the agents' own identities: a namespace-scoped agent installs into
+/// its namespace and is refused another one with anax's message, before any request; a
+/// cluster-scoped agent installs into the namespace the operator YAML declares, creating it
+/// and the NetworkPolicy between the two namespaces; the apiserver refuses anax's own name for
+/// that NetworkPolicy.
+pub async fn deploy_as_the_agent_would(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let agreement = "a".repeat(63) + "1";
+    let scoped = InstallSettings::new("edge-dep-team", Scope::Namespace, Rbac::LeastPrivilege);
+    let scoped_kubeconfig = agent_identity(ctx, &scoped, dir.path()).await?;
+    let yaml = dir.path().join("operator.yaml");
+    std::fs::write(&yaml, OPERATOR_YAML)?;
+    let kubeconfig = scoped_kubeconfig.to_str().context("path")?;
+    let yaml_path = yaml.to_str().context("path")?;
+    let scoped_args = [
+        "-f",
+        yaml_path,
+        "--agreement",
+        &agreement,
+        "--agent-namespace",
+        "edge-dep-team",
+        "--namespace-scoped",
+        "--kubeconfig",
+        kubeconfig,
+    ];
+    // RBAC catches up with the RoleBinding: retry until the apply is allowed.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (code, stdout, stderr) = cvo_deploy(&scoped_args)?;
+        if code == 0 {
+            ensure!(
+                stdout.ends_with(&format!("agreement {agreement}: namespace edge-dep-team\n")),
+                "{stdout}"
+            );
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("namespace-scoped deploy: exit {code}: {stderr}");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let maps: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), "edge-dep-team");
+    ensure!(
+        maps.get_opt("svc-config").await?.is_some(),
+        "no ConfigMap in edge-dep-team"
+    );
+
+    let mut elsewhere = scoped_args.to_vec();
+    elsewhere.extend(["--agreement-namespace", "edge-dep-other"]);
+    let (code, _, stderr) = cvo_deploy(&elsewhere)?;
+    ensure!(code == 1, "deploy elsewhere: exit {code}");
+    ensure!(
+        stderr.contains(&format!("Service failed to start for agreement {agreement}. Could not deploy service into namespace edge-dep-other because the agent's namespace is namespace scoped, and it restricts all services to the agent namespace edge-dep-team")),
+        "{stderr}"
+    );
+    let namespaces: Api<Namespace> = Api::all(ctx.admin.clone());
+    ensure!(namespaces.get_opt("edge-dep-other").await?.is_none());
+
+    // The cluster-scoped agent, an operator YAML that declares its Namespace and binds its
+    // ServiceAccount cluster-wide without saying where the account lives.
+    let cluster = InstallSettings::new("edge-dep-home", Scope::Cluster, Rbac::LeastPrivilege);
+    let cluster_kubeconfig = agent_identity(ctx, &cluster, dir.path()).await?;
+    let declared = format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: edge-dep-svc\n---\n{OPERATOR_YAML}---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: edge-dep-svc-operator
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}}
+subjects:
+- {{kind: ServiceAccount, name: svc-operator}}
+"
+    );
+    std::fs::write(&yaml, declared)?;
+    let kubeconfig = cluster_kubeconfig.to_str().context("path")?;
+    let cluster_args = [
+        "-f",
+        yaml_path,
+        "--agreement",
+        &agreement,
+        "--agent-namespace",
+        "edge-dep-home",
+        "--kubeconfig",
+        kubeconfig,
+        "-o",
+        "json",
+    ];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let report: Value = loop {
+        let (code, stdout, stderr) = cvo_deploy(&cluster_args)?;
+        if code == 0 {
+            break serde_json::from_str(&stdout)?;
+        }
+        if Instant::now() > deadline {
+            bail!("cluster-scoped deploy: exit {code}: {stderr}");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let policy_name = format!("{agreement}-networkpolicy");
+    ensure!(report["namespace"] == "edge-dep-svc", "{report}");
+    let applied: Vec<String> = (report["objects"].as_array().context("objects")?.iter())
+        .map(|o| {
+            format!(
+                "{} {} {}",
+                o["kind"].as_str().unwrap_or_default(),
+                o["name"].as_str().unwrap_or_default(),
+                o["namespace"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    ensure!(
+        applied
+            == [
+                "Namespace edge-dep-svc ".to_owned(),
+                format!("NetworkPolicy {policy_name} edge-dep-home"),
+                "ServiceAccount svc-operator edge-dep-svc".to_owned(),
+                "ConfigMap svc-config edge-dep-svc".to_owned(),
+                "Deployment svc-operator edge-dep-svc".to_owned(),
+                "ClusterRoleBinding edge-dep-svc-operator ".to_owned(),
+            ],
+        "{applied:?}"
+    );
+    ensure!(namespaces.get_opt("edge-dep-svc").await?.is_some());
+    let maps: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), "edge-dep-svc");
+    ensure!(
+        maps.get_opt("svc-config").await?.is_some(),
+        "no ConfigMap in edge-dep-svc"
+    );
+    let policies: Api<NetworkPolicy> = Api::namespaced(ctx.admin.clone(), "edge-dep-home");
+    let policy = policies.get(&policy_name).await?;
+    let spec = policy.spec.context("NetworkPolicy spec")?;
+    let peer_label = |peers: Option<Vec<NetworkPolicyPeer>>| {
+        peers
+            .and_then(|p| p.into_iter().next())
+            .and_then(|p| p.namespace_selector)
+            .and_then(|s| s.match_labels)
+            .and_then(|l| l.get("kubernetes.io/metadata.name").cloned())
+    };
+    let ingress = spec
+        .ingress
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .context("ingress")?;
+    let egress = spec
+        .egress
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .context("egress")?;
+    ensure!(
+        peer_label(ingress.from).as_deref() == Some("edge-dep-svc"),
+        "ingress {spec:?}"
+    );
+    ensure!(
+        peer_label(egress.to).as_deref() == Some("edge-dep-svc"),
+        "egress {spec:?}"
+    );
+    let bindings: Api<ClusterRoleBinding> = Api::all(ctx.admin.clone());
+    let binding = bindings.get("edge-dep-svc-operator").await?;
+    let subject = binding
+        .subjects
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .context("subject")?;
+    ensure!(
+        subject.namespace.as_deref() == Some("edge-dep-svc"),
+        "{subject:?}"
+    );
+
+    // anax's name for the policy, `<agreement>-networkPolicy`: not a valid name.
+    let mut upstream = policies.get(&policy_name).await?;
+    upstream.metadata = kube::api::ObjectMeta {
+        name: Some(format!("{agreement}-networkPolicy")),
+        ..Default::default()
+    };
+    match policies.create(&PostParams::default(), &upstream).await {
+        Err(kube::Error::Api(e)) if e.code == 422 && e.message.contains("RFC 1123") => {}
+        other => bail!("anax's NetworkPolicy name: {other:?}"),
+    }
+
+    for ns in ["edge-dep-team", "edge-dep-home", "edge-dep-svc"] {
+        namespaces.delete(ns, &DeleteParams::default()).await?;
+    }
+    for binding in [
+        cluster_role_binding_name("edge-dep-home"),
+        "edge-dep-svc-operator".to_owned(),
+    ] {
+        let _ = bindings.delete(&binding, &DeleteParams::default()).await;
     }
     Ok(())
 }

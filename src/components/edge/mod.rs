@@ -9,7 +9,11 @@
 //! - [`placement`]: where a service lands: the built-in namespace properties, the target
 //!   namespace, the agent-side install rule.
 //! - [`exchange`]: exchange documents in the exchange's JSON.
+//! - [`deploy`]: what an agent applies to install an operator YAML (the final namespace, the
+//!   refusal, the Namespace and NetworkPolicy, normalised subjects).
 //! - [`deploycheck`]: deploycheck's per-service checks and warnings.
+//! - [`package`]: agent packages (seed 001): the manifest, the layout, the digest; read and
+//!   written by the shell [`package_file`].
 //! - [`nmp`]: node management policies: schema, validation, the seed's form translated.
 //! - [`nmp_status`]: a node's status for a policy, in the exchange's JSON; the status strings.
 //! - [`agent_files`]: agent file versions, upgrade manifests, version resolution, package names.
@@ -20,11 +24,14 @@
 pub mod agent_files;
 pub mod agent_install;
 pub mod constraints;
+pub mod deploy;
 pub mod deploycheck;
 pub mod exchange;
 pub mod nmp;
 pub mod nmp_status;
 pub mod nmp_worker;
+pub mod package;
+pub mod package_file;
 pub mod placement;
 pub mod properties;
 pub mod version;

@@ -203,13 +203,26 @@ pub fn install_plan(
     }
 }
 
-/// `<agreement>-networkPolicy` in the agent namespace: ingress from and egress to the service's
-/// namespace, selected by its `kubernetes.io/metadata.name` label.
+/// anax's NetworkPolicy name suffix (`<agreementId>-networkPolicy`): the apiserver refuses the
+/// name (a name is a lowercase RFC 1123 subdomain), and anax logs the error and installs the
+/// service without the policy.
+pub const UPSTREAM_NETWORK_POLICY_SUFFIX: &str = "-networkPolicy";
+
+/// `<agreement>-networkpolicy`: anax's name in lower case, so that the policy exists.
+pub fn network_policy_name(agreement: &str) -> String {
+    format!(
+        "{agreement}{}",
+        UPSTREAM_NETWORK_POLICY_SUFFIX.to_ascii_lowercase()
+    )
+}
+
+/// The NetworkPolicy in the agent namespace ([`network_policy_name`]): ingress from and egress
+/// to the service's namespace, selected by its `kubernetes.io/metadata.name` label.
 pub fn network_policy(agreement: &str, agent_ns: &str, service_ns: &str) -> Value {
     let peer = json!([{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": service_ns}}}]);
     json!({
         "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-        "metadata": {"name": format!("{agreement}-networkPolicy"), "namespace": agent_ns},
+        "metadata": {"name": network_policy_name(agreement), "namespace": agent_ns},
         "spec": {
             "podSelector": {},
             "policyTypes": ["Ingress", "Egress"],

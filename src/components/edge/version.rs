@@ -6,6 +6,10 @@
 //! (no whitespace anywhere), and a bare version `x` means `[x,INFINITY)`; versions inside are
 //! normalised to three fields (`1` is `1.0.0`). The error messages are anax's, word for word.
 //!
+//! Agent file versions and agent packages are ordered by [`compare_versions`] (spec B.2), which
+//! also takes a SemVer 2.0 prerelease (`1.2.3-rc.1`, below `1.2.3`); ranges and `version`-typed
+//! properties keep the plain form.
+//!
 //! Where anax indexes past the end of a string or a field list (it panics: an empty range, a
 //! lone `[`, `INFINITY` tested against a bounded range), this module answers instead; each such
 //! place says what it answers.
@@ -56,37 +60,139 @@ pub fn normalize(version: &str) -> String {
     format!("{version}{}", ".0".repeat(3usize.saturating_sub(fields)))
 }
 
-/// Go's `strconv.Atoi` as anax uses it: a field too large for an int reads as 0 (anax ignores
-/// the error), and so does `INFINITY` where anax compares it field by field.
+/// Go's `strconv.Atoi` as anax uses it, its error ignored: a field too large for an int reads
+/// as the largest int (Go's range error carries the clamped value), and `INFINITY`, where anax
+/// compares it field by field, reads as 0.
 fn field_value(field: &str) -> i64 {
-    field.parse().unwrap_or(0)
+    match field.parse::<i64>() {
+        Ok(value) => value,
+        Err(_) if !field.is_empty() && field.bytes().all(|b| b.is_ascii_digit()) => i64::MAX,
+        Err(_) => 0,
+    }
 }
 
-/// Orders two versions (anax `CompareVersions`): `INFINITY` is above all, missing fields are 0,
-/// fields compare as numbers.
-pub fn compare_versions(a: &str, b: &str) -> Result<Ordering, VersionError> {
-    if !is_version_string(a) || !is_version_string(b) {
-        return Err(VersionError::NotComparable(a.to_owned(), b.to_owned()));
+/// A version as the agent file versions, upgrade manifests and agent packages write it (spec
+/// B.2): one to three decimal fields without leading zeros and an optional SemVer 2.0
+/// prerelease after a `-` (`1.2.3-rc.1`), or `INFINITY`, above every other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentVersion<'a> {
+    Infinity,
+    Finite {
+        /// The three fields, missing ones 0.
+        fields: [i64; 3],
+        /// The dot-separated prerelease identifiers; empty for a release.
+        prerelease: Vec<&'a str>,
+    },
+}
+
+impl<'a> AgentVersion<'a> {
+    /// `None` when the text is not such a version.
+    pub fn parse(text: &'a str) -> Option<Self> {
+        if text == INFINITY {
+            return Some(AgentVersion::Infinity);
+        }
+        let (core, prerelease) = match text.split_once('-') {
+            Some((core, pre)) => (core, Some(pre)),
+            None => (text, None),
+        };
+        if core == INFINITY || !is_version_string(core) {
+            return None;
+        }
+        let prerelease: Vec<&str> = match prerelease {
+            None => vec![],
+            Some(pre) => pre.split('.').collect(),
+        };
+        if !prerelease.iter().all(|id| is_prerelease_identifier(id)) {
+            return None;
+        }
+        let mut fields = [0; 3];
+        for (slot, field) in fields.iter_mut().zip(core.split('.')) {
+            *slot = field_value(field);
+        }
+        Some(AgentVersion::Finite { fields, prerelease })
     }
-    if a == b {
-        return Ok(Ordering::Equal);
-    }
-    if a == INFINITY {
-        return Ok(Ordering::Greater);
-    }
-    if b == INFINITY {
-        return Ok(Ordering::Less);
-    }
-    let (a, b) = (normalize(a), normalize(b));
-    for (x, y) in a.split('.').zip(b.split('.')) {
-        if x != y {
-            match field_value(x).cmp(&field_value(y)) {
-                Ordering::Equal => continue,
-                unequal => return Ok(unequal),
-            }
+}
+
+/// A SemVer 2.0 prerelease identifier: ASCII letters, digits and `-`, not empty, and a numeric
+/// one without leading zeros.
+fn is_prerelease_identifier(id: &str) -> bool {
+    !id.is_empty()
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !(id.len() > 1 && id.starts_with('0') && id.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether a text is a version with an optional prerelease, or `INFINITY` (see [`AgentVersion`]).
+pub fn is_agent_version(text: &str) -> bool {
+    AgentVersion::parse(text).is_some()
+}
+
+impl Ord for AgentVersion<'_> {
+    /// `INFINITY` above all; the fields as numbers; then a release above its prereleases, and
+    /// prereleases identifier by identifier (SemVer 2.0 §11).
+    fn cmp(&self, other: &Self) -> Ordering {
+        use AgentVersion::*;
+        match (self, other) {
+            (Infinity, Infinity) => Ordering::Equal,
+            (Infinity, Finite { .. }) => Ordering::Greater,
+            (Finite { .. }, Infinity) => Ordering::Less,
+            (
+                Finite {
+                    fields: a,
+                    prerelease: pa,
+                },
+                Finite {
+                    fields: b,
+                    prerelease: pb,
+                },
+            ) => a.cmp(b).then_with(|| compare_prereleases(pa, pb)),
         }
     }
-    Ok(Ordering::Equal)
+}
+
+impl PartialOrd for AgentVersion<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// No prerelease is above any prerelease; else identifier by identifier, and with an equal
+/// prefix the longer list is above.
+fn compare_prereleases(a: &[&str], b: &[&str]) -> Ordering {
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Greater,
+        (false, true) => return Ordering::Less,
+        (false, false) => {}
+    }
+    for (x, y) in a.iter().zip(b) {
+        match compare_identifiers(x, y) {
+            Ordering::Equal => continue,
+            unequal => return unequal,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// Numeric identifiers compare as numbers (by length first: they have no leading zeros and may
+/// be longer than any integer type) and sort below alphanumeric ones, which compare in ASCII
+/// order.
+fn compare_identifiers(a: &str, b: &str) -> Ordering {
+    let numeric = |id: &str| id.bytes().all(|b| b.is_ascii_digit());
+    match (numeric(a), numeric(b)) {
+        (true, true) => a.len().cmp(&b.len()).then_with(|| a.cmp(b)),
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        (false, false) => a.cmp(b),
+    }
+}
+
+/// Orders two versions (anax `CompareVersions`, spec B.2): `INFINITY` is above all, missing
+/// fields are 0, fields compare as numbers, a release is above its prereleases (SemVer 2.0).
+pub fn compare_versions(a: &str, b: &str) -> Result<Ordering, VersionError> {
+    match (AgentVersion::parse(a), AgentVersion::parse(b)) {
+        (Some(x), Some(y)) => Ok(x.cmp(&y)),
+        _ => Err(VersionError::NotComparable(a.to_owned(), b.to_owned())),
+    }
 }
 
 /// A version range with both ends normalised (anax `Version_Expression`).
@@ -264,16 +370,56 @@ mod tests {
             ("INFINITY", "99.0.0", Greater),
             ("1.2.3", "INFINITY", Less),
             ("INFINITY", "INFINITY", Equal),
-            // Fields past an int both read as 0 (anax ignores Atoi's error).
+            ("INFINITY", "99.0.0-rc.1", Greater),
+            // Go's Atoi clamps a field past an int to the largest int (its error ignored).
             ("99999999999999999999", "99999999999999999998", Equal),
+            ("99999999999999999999", "5", Greater),
+            // Prereleases (SemVer 2.0 §11): a release above its prereleases.
+            ("1.0.0-alpha", "1.0.0", Less),
+            ("1.0.0", "1.0.0-rc.1", Greater),
+            ("1-rc.1", "1.0.0-rc.1", Equal),
+            ("1.0.1-alpha", "1.0.0", Greater),
+            // Identifier by identifier: numeric below alphanumeric, numbers as numbers,
+            // ASCII order, the longer list above on an equal prefix.
+            ("1.0.0-alpha", "1.0.0-alpha.1", Less),
+            ("1.0.0-alpha.1", "1.0.0-alpha.beta", Less),
+            ("1.0.0-alpha.beta", "1.0.0-beta", Less),
+            ("1.0.0-beta", "1.0.0-beta.2", Less),
+            ("1.0.0-beta.2", "1.0.0-beta.11", Less),
+            ("1.0.0-beta.11", "1.0.0-rc.1", Less),
+            ("1.0.0-rc.1", "1.0.0", Less),
+            ("1.0.0-1", "1.0.0-a", Less),
+            ("1.0.0-Z", "1.0.0-a", Less),
+            ("1.0.0-x-y", "1.0.0-x", Greater),
+            ("1.0.0-123456789012345678901234567890", "1.0.0-99", Greater),
         ];
         for (a, b, want) in cases {
             assert_eq!(compare_versions(a, b), Ok(want), "{a} vs {b}");
+            assert_eq!(compare_versions(b, a), Ok(want.reverse()), "{b} vs {a}");
         }
-        assert_eq!(
-            compare_versions("1.a", "1").unwrap_err().to_string(),
-            "Input version string 1.a or 1 is not a valid single version string."
-        );
+        for bad in [
+            "1.a",
+            "",
+            "1.0.0-",
+            "1.0.0-rc..1",
+            "1.0.0-01",
+            "1.0.0-rc_1",
+            "1.0.0+build",
+            "01.0.0-rc",
+            "INFINITY-rc",
+            "1.2.3.4-rc",
+            "-rc",
+        ] {
+            assert_eq!(
+                compare_versions(bad, "1").unwrap_err().to_string(),
+                format!("Input version string {bad} or 1 is not a valid single version string.")
+            );
+        }
+        assert!(is_agent_version("1.0.0-0.3.7"));
+        assert!(is_agent_version("1.0.0-x.7.z.92"));
+        assert!(is_agent_version("2.31.0-1563"));
+        // Ranges and typed properties keep anax's plain versions.
+        assert!(!is_version_string("1.0.0-rc.1"));
     }
 
     #[test]

@@ -276,7 +276,7 @@ fn the_agent_side_install_rule() {
     assert_eq!(plan.namespace, "xyz");
     assert!(plan.create_namespace);
     let policy = plan.network_policy.unwrap();
-    assert_eq!(policy["metadata"]["name"], "ag1-networkPolicy");
+    assert_eq!(policy["metadata"]["name"], "ag1-networkpolicy");
     assert_eq!(policy["metadata"]["namespace"], "openhorizon-agent");
     let selector = json!({"kubernetes.io/metadata.name": "xyz"});
     assert_eq!(
