@@ -59,6 +59,14 @@ const TESTS: &[(&str, TestFn)] = &[
     ("agents_cluster_deletion_returns_or_deletes_agents", |c| {
         Box::pin(agents::cluster_deletion_returns_or_deletes_agents(c))
     }),
+    (
+        "agents_bound_validations_and_teardown_during_installation",
+        |c| {
+            Box::pin(agents::bound_validations_and_teardown_during_installation(
+                c,
+            ))
+        },
+    ),
 ];
 
 /// Every component's CRDs.

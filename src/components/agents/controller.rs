@@ -36,8 +36,8 @@ use super::keys::{
     FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
 };
 use super::reconcile::{
-    AgentContext, ClusterView, EventScope, infra_env_name, infra_env_status, reconcile_agent,
-    teardown_agents,
+    AgentContext, ClusterView, EventScope, HostEventRecord, cancel_for_teardown, infra_env_name,
+    infra_env_status, real_hostname, reconcile_agent, teardown_agents,
 };
 use super::types::{Agent, AgentClusterInstall, ClusterDeployment, InfraEnv};
 use super::validation::Requirements;
@@ -96,6 +96,10 @@ impl Component for Agents {
         Box::pin(async move { run(self, host, stop).await })
     }
 }
+
+/// How long a teardown whose unbind the webhook refused waits before it tries again
+/// (upstream's `longerRequeueAfterOnError`).
+const TEARDOWN_RETRY: Duration = Duration::from_secs(60);
 
 /// What every reconcile shares.
 struct Shared {
@@ -384,7 +388,12 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
             (cd, aci)
         }
     };
+    let cluster_hostnames = match &agent.spec.cluster_deployment_name {
+        None => Vec::new(),
+        Some(cd) => hostnames_bound_to(&shared.agents, cd, agent),
+    };
     let ctx = AgentContext {
+        cluster_hostnames: &cluster_hostnames,
         infra_env: infra_env.as_deref(),
         cluster: cd.as_deref().map(|cd| ClusterView {
             cd,
@@ -427,27 +436,51 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
             .observe_write("agents", "Agent", "update-status");
     }
     for event in &plan.events {
-        let Some(reference) = scope_reference(shared, &event.scope) else {
-            continue;
-        };
-        let kube_event = KubeEvent {
-            type_: match event.warning {
-                true => EventType::Warning,
-                false => EventType::Normal,
-            },
-            reason: event.reason.to_owned(),
-            note: Some(event.message.clone()),
-            action: event.action.clone(),
-            secondary: Some(agent.object_ref(&())),
-        };
-        if let Err(e) = shared.recorder.publish(&kube_event, &reference).await {
-            tracing::debug!(error = %e, "cannot record an Event");
-        }
+        publish(shared, agent, event).await;
     }
     Ok(match plan.requeue_after {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
     })
+}
+
+/// The hostnames of the agents other than `agent` bound to the ClusterDeployment `cd`.
+fn hostnames_bound_to(
+    agents: &Store<Agent>,
+    cd: &super::types::ClusterReference,
+    agent: &Agent,
+) -> Vec<String> {
+    let me = (agent.namespace(), agent.name_any());
+    agents
+        .state()
+        .iter()
+        .filter(|a| (a.namespace(), a.name_any()) != me)
+        .filter(|a| {
+            (a.status.as_ref()).and_then(|s| s.bound_cluster_deployment.as_ref()) == Some(cd)
+        })
+        .map(|a| real_hostname(a).to_owned())
+        .filter(|h| !h.is_empty())
+        .collect()
+}
+
+/// Records `event` (skipped when its object is gone), with the Agent as related object.
+async fn publish(shared: &Shared, agent: &Agent, event: &HostEventRecord) {
+    let Some(reference) = scope_reference(shared, &event.scope) else {
+        return;
+    };
+    let kube_event = KubeEvent {
+        type_: match event.warning {
+            true => EventType::Warning,
+            false => EventType::Normal,
+        },
+        reason: event.reason.to_owned(),
+        note: Some(event.message.clone()),
+        action: event.action.clone(),
+        secondary: Some(agent.object_ref(&())),
+    };
+    if let Err(e) = shared.recorder.publish(&kube_event, &reference).await {
+        tracing::debug!(error = %e, "cannot record an Event");
+    }
 }
 
 /// The object an Event is recorded on (it must exist: an Event needs its uid).
@@ -514,6 +547,7 @@ async fn cluster_deployment_reconcile(
         .iter()
         .zip(&infra_envs)
         .map(|(a, ie)| (&**a, ie.as_deref()));
+    let mut refused = false;
     for (agent, verdict) in teardown_agents(cd, pairs) {
         let (ns, agent_name) = (agent.namespace().unwrap_or_default(), agent.name_any());
         let agents_api: Api<Agent> = Api::namespaced(shared.client.clone(), &ns);
@@ -530,8 +564,23 @@ async fn cluster_deployment_reconcile(
                 (shared.host.metrics).observe_write("clusterdeployments", "Agent", "delete");
             }
             Teardown::Unbind => {
+                // An installing host is cancelled first: the webhook refuses its unbind.
+                if let Some((status, event)) = cancel_for_teardown(agent) {
+                    let mut next = agent.clone();
+                    next.status = Some(status);
+                    agents_api
+                        .replace_status(&agent_name, &PostParams::default(), &next)
+                        .await
+                        .map_err(write_error("update status of", "Agent", &agent_name))?;
+                    (shared.host.metrics).observe_write(
+                        "clusterdeployments",
+                        "Agent",
+                        "update-status",
+                    );
+                    publish(shared, agent, &event).await;
+                }
                 let patch = json!({"spec": {"clusterDeploymentName": null}});
-                merge_patch(
+                let unbound = merge_patch(
                     shared,
                     "clusterdeployments",
                     &agents_api,
@@ -539,10 +588,26 @@ async fn cluster_deployment_reconcile(
                     &agent_name,
                     &patch,
                 )
-                .await?;
+                .await;
+                match unbound {
+                    Ok(()) => {}
+                    // Refused by the webhook (a state without a cancel rule): not retried in
+                    // a loop; the ClusterDeployment waits and looks again later.
+                    Err(ReconcileError::Write {
+                        source: kube::Error::Api(s),
+                        ..
+                    }) if s.code == 400 || s.code == 403 => {
+                        tracing::warn!(agent = %agent_name, message = %s.message, "teardown: the unbind was refused; retrying later");
+                        refused = true;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Teardown::Keep => {}
         }
+    }
+    if refused {
+        return Ok(Action::requeue(TEARDOWN_RETRY));
     }
     let patch = finalizers_patch(cd, FINALIZER_CLUSTER_DEPLOYMENT, false);
     merge_patch(

@@ -27,7 +27,9 @@ use super::types::{
     Agent, AgentClusterInstall, AgentStatus, ClusterDeployment, ClusterReference, Condition,
     HostInventory, InfraEnv, InfraEnvStatus, LabelSelector,
 };
-use super::validation::{Observation, Requirements, validate_unbound};
+use super::validation::{
+    ClusterContext, Observation, Requirements, validate_bound, validate_unbound,
+};
 
 /// A host that has not checked in for this long is disconnected (upstream's 3 minutes).
 pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(180);
@@ -67,6 +69,9 @@ pub struct AgentContext<'a> {
     pub cluster: Option<ClusterView<'a>>,
     pub now: Timestamp,
     pub requirements: Requirements,
+    /// The hostnames of the other agents bound to the referenced cluster (the
+    /// `hostname-unique` validation).
+    pub cluster_hostnames: &'a [String],
 }
 
 /// Where an Event is recorded (spec C.6): an unbound host's on its InfraEnv, a bound host's on
@@ -333,8 +338,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
         }
         _ => {}
     }
-    // The bound rules for a bound host (the cluster-independent validations decide here too:
-    // `cvo` runs no cluster-dependent ones, see README).
+    // The bound rules for a bound host, with the cluster-dependent validations (C.5).
     if host.cluster_id.is_some() {
         refresh(&mut status, &mut host, agent, ctx, connected, true);
     }
@@ -404,8 +408,9 @@ fn already_reported(conditions: &[Condition], message: &str) -> bool {
         .any(|c| c.type_ == super::conditions::SPEC_SYNCED && c.message.ends_with(message))
 }
 
-/// RefreshHost with the validations an unbound host runs (C.5); for a bound host the same
-/// cluster-independent validations, and no cluster-dependent failure.
+/// RefreshHost with the validations an unbound host runs (C.5); for a bound host also the
+/// cluster-dependent ones against its cluster's AgentClusterInstall (when the reconcile has
+/// it: the referenced cluster is the bound one; else only the cluster-independent ones).
 fn refresh(
     status: &mut AgentStatus,
     host: &mut HostRecord,
@@ -421,14 +426,87 @@ fn refresh(
         inventory,
         requested_hostname: &agent.spec.hostname,
     };
-    let validated = validate_unbound(&observation, &ctx.requirements);
-    let mut facts = validated.facts;
-    facts.sufficient_for_install = bound;
+    let cluster = bound_cluster(status, ctx);
+    let validated = match cluster.and_then(|v| v.aci) {
+        Some(aci) if bound => {
+            let networks: Vec<String> = (aci.spec.networking.machine_network.iter())
+                .map(|n| n.cidr.clone())
+                .collect();
+            let context = ClusterContext {
+                machine_networks: &networks,
+                user_managed_networking: aci
+                    .spec
+                    .networking
+                    .user_managed_networking
+                    .unwrap_or(false),
+                day2: status.kind == super::keys::KIND_ADD_TO_EXISTING_CLUSTER_HOST,
+                other_hostnames: ctx.cluster_hostnames,
+                role: &agent.spec.role,
+            };
+            validate_bound(&observation, &ctx.requirements, &context)
+        }
+        _ => {
+            let mut validated = validate_unbound(&observation, &ctx.requirements);
+            validated.facts.sufficient_for_install = bound;
+            validated
+        }
+    };
+    let facts = validated.facts;
     status.validations_info = validated.info;
     if let Ok(t) = transition(host.state, &HostEvent::Refresh(facts)) {
         apply(status, &t);
         host.state = t.to;
     }
+}
+
+/// The reconcile's cluster when it is the one the host is bound to.
+fn bound_cluster<'a>(status: &AgentStatus, ctx: &AgentContext<'a>) -> Option<ClusterView<'a>> {
+    let view = ctx.cluster?;
+    (status.bound_cluster_deployment.as_ref() == Some(&reference_of(view.cd))).then_some(view)
+}
+
+/// The hostname a host goes by: the requested one, else the one it reported.
+pub fn real_hostname(agent: &Agent) -> &str {
+    match agent.spec.hostname.as_str() {
+        "" => agent
+            .status
+            .as_ref()
+            .map(|s| s.inventory.hostname.as_str())
+            .unwrap_or_default(),
+        requested => requested,
+    }
+}
+
+/// Teardown of a host in the middle of installation: CancelInstallation first, as upstream
+/// cancels an installing cluster before it unbinds its agents, so that the unbind (which the
+/// Agent webhook refuses during installation) is allowed. The status to write and its Event
+/// (on the ClusterDeployment, still there until its finalizer goes); `None` when there is
+/// nothing to cancel: not installing, a day-2 host (the webhook lets it go), or a state
+/// without a cancel rule (`preparing-failed`).
+pub fn cancel_for_teardown(agent: &Agent) -> Option<(AgentStatus, HostEventRecord)> {
+    let host = host_record(agent)?;
+    if !host.state.is_installing() || host.is_day2() {
+        return None;
+    }
+    let t = transition(host.state, &HostEvent::Cancel).ok()?;
+    let before = agent.status.clone().unwrap_or_default();
+    let cd = before.bound_cluster_deployment.clone()?;
+    let mut status = before.clone();
+    apply(&mut status, &t);
+    let record = HostEventRecord {
+        scope: EventScope::ClusterDeployment(cd),
+        warning: false,
+        reason: event::HOST_STATUS_UPDATED,
+        action: status.debug_info.state.clone(),
+        message: format!(
+            "Host {}: updated status from {} to {} ({})",
+            display_name(agent, &before),
+            before.debug_info.state,
+            status.debug_info.state,
+            status.debug_info.state_info
+        ),
+    };
+    Some((status, record))
 }
 
 /// A transition's state, `statusInfo` and effects on the status.
@@ -587,7 +665,8 @@ mod tests {
     use super::*;
     use crate::components::agents::types::{
         AgentClusterInstallSpec, AgentSpec, ClusterDeploymentSpec, HostCpu, HostDisk,
-        HostInstallationEligibility, HostMemory, InfraEnvSpec, LocalObjectReference,
+        HostInstallationEligibility, HostInterface, HostMemory, InfraEnvSpec, LocalObjectReference,
+        MachineNetworkEntry, Networking,
     };
     use HostState::*;
 
@@ -617,6 +696,11 @@ mod tests {
                     ..Default::default()
                 },
                 ..HostDisk::default()
+            }],
+            interfaces: vec![HostInterface {
+                name: "eth0".into(),
+                ipv4_addresses: vec!["192.168.3.4/16".into()],
+                ..HostInterface::default()
             }],
             ..HostInventory::default()
         }
@@ -668,6 +752,12 @@ mod tests {
             AgentClusterInstallSpec {
                 cluster_deployment_ref: LocalObjectReference { name: "c1".into() },
                 cpu_architecture: String::new(),
+                networking: Networking {
+                    machine_network: vec![MachineNetworkEntry {
+                        cidr: "192.168.0.0/16".into(),
+                    }],
+                    user_managed_networking: None,
+                },
             },
         );
         let mut status = crate::components::agents::types::AgentClusterInstallStatus::default();
@@ -696,6 +786,7 @@ mod tests {
                 cluster,
                 now: now(),
                 requirements: Requirements::default(),
+                cluster_hostnames: &[],
             },
         )
     }
@@ -1005,5 +1096,138 @@ mod tests {
             ),
             ("False", "MissingClusterDeployment")
         );
+    }
+
+    #[test]
+    fn a_bound_host_shows_its_cluster_dependent_validations() {
+        let (c, a) = (cd("c1"), aci(""));
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&a),
+        };
+        let plan = run(
+            &agent(Discovering, Some("c1"), Some("c1")),
+            Some(view),
+            &infra_env(None),
+        );
+        assert_eq!(state(&plan), "known");
+        let ids: Vec<&str> = (plan.status.validations_info.values().flatten())
+            .map(|v| v.id.as_str())
+            .collect();
+        for id in [
+            "machine-cidr-defined",
+            "belongs-to-machine-cidr",
+            "hostname-unique",
+            "has-cpu-cores-for-role",
+        ] {
+            assert!(ids.contains(&id), "{id} missing: {ids:?}");
+        }
+        assert_eq!(condition(&plan, "Validated").reason, "ValidationsPassing");
+        assert_eq!(condition(&plan, "RequirementsMet").reason, "AgentIsReady");
+
+        // Another network: insufficient, the failure in statusInfo and the conditions.
+        let mut elsewhere = aci("");
+        elsewhere.spec.networking.machine_network[0].cidr = "10.0.0.0/24".into();
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&elsewhere),
+        };
+        let plan = run(
+            &agent(Known, Some("c1"), Some("c1")),
+            Some(view),
+            &infra_env(None),
+        );
+        assert_eq!(state(&plan), "insufficient");
+        let message = "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks";
+        assert_eq!(
+            plan.status.debug_info.state_info,
+            format!("Host cannot be installed due to following failing validation(s): {message}")
+        );
+        let validated = condition(&plan, "Validated");
+        assert_eq!(
+            (validated.status.as_str(), validated.reason.as_str()),
+            ("False", "ValidationsFailing")
+        );
+        assert!(validated.message.contains(message), "{}", validated.message);
+        assert_eq!(condition(&plan, "RequirementsMet").reason, "AgentNotReady");
+
+        // No machine network: pending for input.
+        let mut undefined = aci("");
+        undefined.spec.networking.machine_network.clear();
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&undefined),
+        };
+        let plan = run(
+            &agent(Known, Some("c1"), Some("c1")),
+            Some(view),
+            &infra_env(None),
+        );
+        assert_eq!(state(&plan), "pending-for-input");
+        assert!(
+            plan.status
+                .debug_info
+                .state_info
+                .starts_with("Waiting for user input: Machine Network CIDR is undefined")
+        );
+        assert_eq!(
+            condition(&plan, "Validated").reason,
+            "ValidationsUserPending"
+        );
+
+        // A taken hostname.
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&a),
+        };
+        let taken = ["host-1".to_owned()];
+        let plan = reconcile_agent(
+            &agent(Known, Some("c1"), Some("c1")),
+            &AgentContext {
+                infra_env: None,
+                cluster: Some(view),
+                now: now(),
+                requirements: Requirements::default(),
+                cluster_hostnames: &taken,
+            },
+        );
+        assert_eq!(state(&plan), "insufficient");
+        assert!(
+            plan.status
+                .debug_info
+                .state_info
+                .ends_with("Hostname host-1 is not unique in cluster")
+        );
+    }
+
+    #[test]
+    fn teardown_cancels_an_installing_host_first() {
+        let installing = agent(InstallingInProgress, Some("c1"), Some("c1"));
+        let (status, record) = cancel_for_teardown(&installing).unwrap();
+        assert_eq!(status.debug_info.state, "cancelled");
+        assert_eq!(
+            status.debug_info.state_info,
+            "installation was canceled by user"
+        );
+        assert_eq!(
+            record.scope,
+            EventScope::ClusterDeployment(ClusterReference::new("ns", "c1"))
+        );
+        assert_eq!(record.reason, "host_status_updated");
+        assert_eq!(
+            record.message,
+            "Host host-1: updated status from installing-in-progress to cancelled (installation was canceled by user)"
+        );
+        // The cancelled host unbinds: pending a reboot into the discovery image.
+        let mut cancelled = agent(Cancelled, None, Some("c1"));
+        cancelled.status = Some(status);
+        let plan = run(&cancelled, None, &infra_env(None));
+        assert_eq!(state(&plan), "unbinding-pending-user-action");
+        // Nothing to cancel: before installation, day 2, preparing-failed.
+        assert!(cancel_for_teardown(&agent(Known, Some("c1"), Some("c1"))).is_none());
+        let mut day2 = agent(Installing, Some("c1"), Some("c1"));
+        day2.status.as_mut().unwrap().kind = "AddToExistingClusterHost".into();
+        assert!(cancel_for_teardown(&day2).is_none());
+        assert!(cancel_for_teardown(&agent(PreparingFailed, Some("c1"), Some("c1"))).is_none());
     }
 }
