@@ -59,6 +59,9 @@ const TESTS: &[(&str, TestFn)] = &[
     ("agents_cluster_deletion_returns_or_deletes_agents", |c| {
         Box::pin(agents::cluster_deletion_returns_or_deletes_agents(c))
     }),
+    ("agents_infraenv_deletion_waits_for_bound_hosts", |c| {
+        Box::pin(agents::infraenv_deletion_waits_for_bound_hosts(c))
+    }),
     (
         "agents_bound_validations_and_teardown_during_installation",
         |c| {

@@ -692,3 +692,61 @@ pub async fn bound_validations_and_teardown_during_installation(
     webhooks.delete(WEBHOOKS, &DeleteParams::default()).await?;
     Ok(())
 }
+
+/// Deleting an InfraEnv (its finalizer `infraenv.agent-install.openshift.io/ai-deprovision`):
+/// its pool hosts are deregistered (their Agents deleted) at once; a bound host that is not
+/// installed keeps the InfraEnv until it is installed, then it goes too, and the InfraEnv.
+pub async fn infraenv_deletion_waits_for_bound_hosts(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-infraenv";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "doomed").await?;
+    cluster(admin, ns, "prod", false).await?;
+    let _controller = start_controller(ctx, None).await;
+    let ies: Api<InfraEnv> = Api::namespaced(admin.clone(), ns);
+    let finalizer = "infraenv.agent-install.openshift.io/ai-deprovision".to_string();
+    eventually(
+        "the InfraEnv's finalizer",
+        Duration::from_secs(30),
+        || async {
+            Ok(ies
+                .get("doomed")
+                .await?
+                .finalizers()
+                .contains(&finalizer)
+                .then_some(()))
+        },
+    )
+    .await?;
+    let _hosts = start_simulator(ctx, ns, "doomed", "host", 2, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    for host in ["host-0", "host-1"] {
+        wait_state(&agents, host, "known-unbound", Some(None)).await?;
+    }
+    set_cluster(&agents, "host-1", Some("prod")).await?;
+    wait_state(&agents, "host-1", "known", Some(Some("prod"))).await?;
+    ies.delete("doomed", &DeleteParams::default()).await?;
+    eventually("Agent host-0 deleted", Duration::from_secs(30), || async {
+        Ok(agents.get_opt("host-0").await?.is_none().then_some(()))
+    })
+    .await?;
+    // The bound host keeps it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let waiting = ies.get("doomed").await?;
+    assert!(waiting.metadata.deletion_timestamp.is_some());
+    assert!(waiting.finalizers().contains(&finalizer));
+    assert!(agents.get_opt("host-1").await?.is_some());
+    // Installed, it is deregistered, and the InfraEnv goes.
+    install_state(&agents, "host-1", "installed").await?;
+    eventually("Agent host-1 deleted", Duration::from_secs(30), || async {
+        Ok(agents.get_opt("host-1").await?.is_none().then_some(()))
+    })
+    .await?;
+    eventually(
+        "InfraEnv doomed deleted",
+        Duration::from_secs(30),
+        || async { Ok(ies.get_opt("doomed").await?.is_none().then_some(())) },
+    )
+    .await?;
+    Ok(())
+}

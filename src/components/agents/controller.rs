@@ -33,11 +33,13 @@ use tokio::sync::watch;
 use super::binding::Teardown;
 use super::crds::OPERATOR;
 use super::keys::{
-    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
+    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, FINALIZER_INFRAENV,
+    LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
 };
 use super::reconcile::{
-    AgentContext, ClusterView, EventScope, HostEventRecord, cancel_for_teardown, infra_env_name,
-    infra_env_status, real_hostname, reconcile_agent, teardown_agents,
+    AgentContext, ClusterView, EventScope, HostEventRecord, INFRA_ENV_HOSTS_REMAIN,
+    cancel_for_teardown, infra_env_deletion, infra_env_name, infra_env_status, real_hostname,
+    reconcile_agent, teardown_agents,
 };
 use super::types::{Agent, AgentClusterInstall, ClusterDeployment, InfraEnv};
 use super::validation::Requirements;
@@ -262,6 +264,7 @@ async fn run(
     .for_each(|_| async {});
 
     let ie_cds = infra_envs.clone();
+    let deleting = infra_envs.clone();
     let ie_loop = Controller::new(
         Api::<InfraEnv>::all(client.clone()),
         watcher::Config::default(),
@@ -282,6 +285,18 @@ async fn run(
                 })
                 .map(|ie| ObjectRef::from_obj(&*ie))
                 .collect::<Vec<_>>()
+        },
+    )
+    // An InfraEnv being deleted hears about its Agents (the hosts it waits for).
+    .watches(
+        Api::<Agent>::all(client.clone()),
+        watcher::Config::default(),
+        move |agent| {
+            let ns = agent.namespace().unwrap_or_default();
+            let key = ObjectRef::new(infra_env_name(&agent)).within(&ns);
+            (deleting.get(&key))
+                .filter(|ie| ie.meta().deletion_timestamp.is_some())
+                .map(|ie| ObjectRef::from_obj(&*ie))
         },
     )
     .graceful_shutdown_on(stopped(stop.clone()))
@@ -627,18 +642,67 @@ async fn reconcile_infra_env(
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
     let started = Instant::now();
+    let result = infra_env_reconcile(&infra_env, &shared).await;
+    let label = if result.is_ok() { "success" } else { "error" };
+    (shared.host.metrics).observe_reconcile("infraenvs", label, started.elapsed());
+    result
+}
+
+/// How long an InfraEnv being deleted waits for its remaining hosts before it looks again
+/// (upstream's `longerRequeueAfterOnError`; a change of one of its Agents is sooner).
+const INFRA_ENV_RETRY: Duration = Duration::from_secs(60);
+
+async fn infra_env_reconcile(
+    infra_env: &InfraEnv,
+    shared: &Shared,
+) -> Result<Action, ReconcileError> {
     let (namespace, name) = (
         infra_env.namespace().unwrap_or_default(),
         infra_env.name_any(),
     );
+    let api: Api<InfraEnv> = Api::namespaced(shared.client.clone(), &namespace);
+    let present = has_finalizer(infra_env, FINALIZER_INFRAENV);
+    if infra_env.meta().deletion_timestamp.is_some() {
+        if !present {
+            return Ok(Action::await_change());
+        }
+        let agents = shared.agents.state();
+        let deletion = infra_env_deletion(infra_env, agents.iter().map(|a| &**a));
+        let agents_api: Api<Agent> = Api::namespaced(shared.client.clone(), &namespace);
+        for agent in &deletion.delete {
+            let agent_name = agent.name_any();
+            match agents_api
+                .delete(&agent_name, &DeleteParams::default())
+                .await
+            {
+                Ok(_) => (shared.host.metrics).observe_write("infraenvs", "Agent", "delete"),
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(write_error("delete", "Agent", &agent_name)(e)),
+            }
+        }
+        if !deletion.remaining.is_empty() {
+            let waiting: Vec<String> = deletion.remaining.iter().map(|a| a.name_any()).collect();
+            tracing::info!(infraenv = %name, agents = ?waiting, "{INFRA_ENV_HOSTS_REMAIN}");
+            return Ok(Action::requeue(INFRA_ENV_RETRY));
+        }
+        let patch = finalizers_patch(infra_env, FINALIZER_INFRAENV, false);
+        merge_patch(shared, "infraenvs", &api, "InfraEnv", &name, &patch).await?;
+        return Ok(Action::await_change());
+    }
+    if !present {
+        let patch = finalizers_patch(infra_env, FINALIZER_INFRAENV, true);
+        merge_patch(shared, "infraenvs", &api, "InfraEnv", &name, &patch).await?;
+        // The status is written on the next reconcile (the patch changed the object).
+        return Ok(Action::requeue(Duration::from_millis(10)));
+    }
     let cd_exists = infra_env.spec.cluster_ref.as_ref().is_some_and(|r| {
         shared
             .cluster_deployments
             .get(&ObjectRef::new(&r.name).within(&r.namespace))
             .is_some()
     });
-    let mut status = infra_env_status(&infra_env, cd_exists);
-    let result = if infra_env.status.as_ref() == Some(&status) {
+    let mut status = infra_env_status(infra_env, cd_exists);
+    if infra_env.status.as_ref() == Some(&status) {
         Ok(Action::await_change())
     } else {
         let now = Timestamp::now().to_string();
@@ -647,15 +711,11 @@ async fn reconcile_infra_env(
                 c.last_transition_time = Some(now.clone());
             }
         }
-        let mut next = (*infra_env).clone();
+        let mut next = infra_env.clone();
         next.status = Some(status);
-        let api: Api<InfraEnv> = Api::namespaced(shared.client.clone(), &namespace);
         api.replace_status(&name, &PostParams::default(), &next)
             .await
             .map(|_| Action::await_change())
             .map_err(write_error("update status of", "InfraEnv", &name))
-    };
-    let label = if result.is_ok() { "success" } else { "error" };
-    (shared.host.metrics).observe_reconcile("infraenvs", label, started.elapsed());
-    result
+    }
 }

@@ -612,6 +612,57 @@ pub fn teardown_agents<'a>(
         .collect()
 }
 
+/// The host states in which deleting their InfraEnv deregisters a host (its Agent is
+/// deleted): the pool, the ways into it, and installed hosts. A host in any other state (bound
+/// and not installed) keeps the InfraEnv, with its finalizer, until it gets there (upstream's
+/// `deregisterInfraEnvWithHosts`).
+pub const DEREGISTERED_WITH_INFRA_ENV: &[HostState] = &[
+    HostState::InsufficientUnbound,
+    HostState::DisconnectedUnbound,
+    HostState::DiscoveringUnbound,
+    HostState::KnownUnbound,
+    HostState::Installed,
+    HostState::AddedToExistingCluster,
+    HostState::Unbinding,
+    HostState::UnbindingPendingUserAction,
+];
+
+/// Upstream's error while an InfraEnv being deleted still has such hosts.
+pub const INFRA_ENV_HOSTS_REMAIN: &str =
+    "Failed to delete infraEnv, existing hosts bound and not installed";
+
+/// What deleting an InfraEnv does to the Agents that booted it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InfraEnvDeletion<'a> {
+    /// Deregistered: their Agents are deleted.
+    pub delete: Vec<&'a Agent>,
+    /// Bound and not installed: the InfraEnv waits for them.
+    pub remaining: Vec<&'a Agent>,
+}
+
+/// Deleting `infra_env`: its Agents (same namespace, its label) are deregistered or keep it.
+/// An Agent whose host never registered has no host record to keep it.
+pub fn infra_env_deletion<'a>(
+    infra_env: &InfraEnv,
+    agents: impl IntoIterator<Item = &'a Agent>,
+) -> InfraEnvDeletion<'a> {
+    let name = infra_env.metadata.name.as_deref().unwrap_or_default();
+    let namespace = infra_env.metadata.namespace.as_deref();
+    let mut deletion = InfraEnvDeletion::default();
+    for agent in agents {
+        if agent.metadata.namespace.as_deref() != namespace || infra_env_name(agent) != name {
+            continue;
+        }
+        let state = host_record(agent).map_or(HostState::Unregistered, |h| h.state);
+        if state == HostState::Unregistered || DEREGISTERED_WITH_INFRA_ENV.contains(&state) {
+            deletion.delete.push(agent);
+        } else {
+            deletion.remaining.push(agent);
+        }
+    }
+    deletion
+}
+
 /// InfraEnv condition texts. The reasons are upstream's; the messages are `cvo`'s (upstream's
 /// were not found).
 pub mod infra_env_text {
@@ -1229,5 +1280,43 @@ mod tests {
         day2.status.as_mut().unwrap().kind = "AddToExistingClusterHost".into();
         assert!(cancel_for_teardown(&day2).is_none());
         assert!(cancel_for_teardown(&agent(PreparingFailed, Some("c1"), Some("c1"))).is_none());
+    }
+
+    #[test]
+    fn deleting_an_infraenv_deregisters_pool_and_installed_hosts_and_waits_for_the_rest() {
+        let ie = infra_env(None);
+        let named = |name: &str, state: HostState| {
+            let mut a = agent(state, None, None);
+            a.metadata.name = Some(name.into());
+            a
+        };
+        let pool = named("pool", KnownUnbound);
+        let installed = named("installed", Installed);
+        let pending = named("pending", UnbindingPendingUserAction);
+        let fresh = named("fresh", Unregistered);
+        let bound = named("bound", Known);
+        let installing = named("installing", InstallingInProgress);
+        let mut other_ie = named("other", KnownUnbound);
+        other_ie.metadata.labels = Some([(LABEL_INFRAENV.to_owned(), "else".to_owned())].into());
+        let mut other_ns = named("elsewhere", KnownUnbound);
+        other_ns.metadata.namespace = Some("other".into());
+        let all = [
+            &pool,
+            &installed,
+            &pending,
+            &fresh,
+            &bound,
+            &installing,
+            &other_ie,
+            &other_ns,
+        ];
+        let d = infra_env_deletion(&ie, all);
+        let names = |v: &[&Agent]| -> Vec<String> {
+            v.iter().map(|a| a.metadata.name.clone().unwrap()).collect()
+        };
+        assert_eq!(names(&d.delete), ["pool", "installed", "pending", "fresh"]);
+        assert_eq!(names(&d.remaining), ["bound", "installing"]);
+        let d = infra_env_deletion(&ie, [&pool]);
+        assert!(d.remaining.is_empty());
     }
 }
