@@ -63,6 +63,10 @@ const TESTS: &[(&str, TestFn)] = &[
         Box::pin(agents::infraenv_deletion_waits_for_bound_hosts(c))
     }),
     (
+        "agents_reclaim_reboots_an_installed_host_into_the_pool",
+        |c| Box::pin(agents::reclaim_reboots_an_installed_host_into_the_pool(c)),
+    ),
+    (
         "agents_bound_validations_and_teardown_during_installation",
         |c| {
             Box::pin(agents::bound_validations_and_teardown_during_installation(

@@ -58,11 +58,21 @@ impl Drop for Running {
 }
 
 async fn start_controller(ctx: &Ctx<'_>, webhook: Option<WebhookOptions>) -> Running {
+    start_controller_with(ctx, webhook, false).await
+}
+
+/// The controller, reclaiming installed hosts on unbind or not (`--reclaim`).
+async fn start_controller_with(
+    ctx: &Ctx<'_>,
+    webhook: Option<WebhookOptions>,
+    reclaim: bool,
+) -> Running {
     let settings = Settings {
         version: "4.18.0".into(),
         status_interval: Duration::from_secs(5),
         webhook,
         requirements: Default::default(),
+        reclaim,
     };
     let (tx, rx) = watch::channel(false);
     let admin = ctx.admin.clone();
@@ -748,5 +758,50 @@ pub async fn infraenv_deletion_waits_for_bound_hosts(ctx: &Ctx<'_>) -> anyhow::R
         || async { Ok(ies.get_opt("doomed").await?.is_none().then_some(())) },
     )
     .await?;
+    Ok(())
+}
+
+/// Reclaim (spec C.3, `--reclaim`): unbinding an installed host whose cluster is there
+/// reclaims it: `reclaiming`; the reclaim agent (the simulator) reports `reclaiming-rebooting`
+/// and reboots it into the discovery image, whose agent registers it into the pool.
+pub async fn reclaim_reboots_an_installed_host_into_the_pool(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-reclaim";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "pool").await?;
+    cluster(admin, ns, "prod", false).await?;
+    let _controller = start_controller_with(ctx, None, true).await;
+    let _hosts = start_simulator(ctx, ns, "pool", "host", 1, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    set_cluster(&agents, "host-0", Some("prod")).await?;
+    wait_state(&agents, "host-0", "known", Some(Some("prod"))).await?;
+    install_state(&agents, "host-0", "installed").await?;
+    set_cluster(&agents, "host-0", None).await?;
+    // Every state on the way is recorded on the InfraEnv (the host is unbound from the start).
+    let back = wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    assert!(back.spec.cluster_deployment_name.is_none());
+    let notes = eventually(
+        "the reclaim's Events on the InfraEnv",
+        Duration::from_secs(10),
+        || async {
+            let on_ie = events(admin, ns, "host_status_updated", "InfraEnv").await?;
+            let notes: Vec<String> = on_ie.iter().filter_map(|e| e.note.clone()).collect();
+            let seen = |s: &str| notes.iter().any(|n| n.contains(s));
+            Ok((seen("from installed to reclaiming") && seen("to known-unbound")).then_some(notes))
+        },
+    )
+    .await?;
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.contains("unbinding-pending-user-action")),
+        "{notes:?}"
+    );
+    let status = back.status.unwrap_or_default();
+    assert_eq!(
+        status.deprovision_info.map(|d| d.message),
+        Some("Waiting for host to unbind to do spoke cleanup".to_owned())
+    );
     Ok(())
 }

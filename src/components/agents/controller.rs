@@ -30,10 +30,10 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
-use super::binding::Teardown;
+use super::binding::{ReclaimContext, Teardown};
 use super::crds::OPERATOR;
 use super::keys::{
-    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, FINALIZER_INFRAENV,
+    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, FINALIZER_INFRAENV, LABEL_BMH,
     LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
 };
 use super::reconcile::{
@@ -58,6 +58,9 @@ pub struct Settings {
     pub webhook: Option<WebhookOptions>,
     /// The pool's host requirements.
     pub requirements: Requirements,
+    /// The image service is on: unbinding an installed host reclaims it (reboots it into the
+    /// discovery image) when no BareMetalHost manages it and its cluster is there.
+    pub reclaim: bool,
 }
 
 /// The agent component, as the host runs it.
@@ -113,6 +116,7 @@ struct Shared {
     cluster_deployments: Store<ClusterDeployment>,
     installs: Store<AgentClusterInstall>,
     requirements: Requirements,
+    reclaim: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -230,6 +234,7 @@ async fn run(
         cluster_deployments: cluster_deployments.clone(),
         installs: installs.clone(),
         requirements: settings.requirements,
+        reclaim: settings.reclaim,
     });
     let stopped = |mut stop: watch::Receiver<bool>| async move {
         let _ = stop.wait_for(|s| *s).await;
@@ -407,7 +412,20 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
         None => Vec::new(),
         Some(cd) => hostnames_bound_to(&shared.agents, cd, agent),
     };
+    // `cvo` cannot start a reclaim agent on a spoke cluster: the spoke counts as reachable
+    // while the host's ClusterDeployment exists (`cvo agent simulate` plays the reclaim agent).
+    let bound_cd = (agent.status.as_ref()).and_then(|s| s.bound_cluster_deployment.as_ref());
+    let reclaim = ReclaimContext {
+        image_service: shared.reclaim,
+        bare_metal_host: agent.labels().contains_key(LABEL_BMH),
+        spoke_reachable: bound_cd.is_some_and(|cd| {
+            (shared.cluster_deployments)
+                .get(&ObjectRef::new(&cd.name).within(&cd.namespace))
+                .is_some()
+        }),
+    };
     let ctx = AgentContext {
+        reclaim,
         cluster_hostnames: &cluster_hostnames,
         infra_env: infra_env.as_deref(),
         cluster: cd.as_deref().map(|cd| ClusterView {

@@ -72,6 +72,9 @@ pub struct AgentContext<'a> {
     /// The hostnames of the other agents bound to the referenced cluster (the
     /// `hostname-unique` validation).
     pub cluster_hostnames: &'a [String],
+    /// Whether an unbind of an installed host reclaims it (the image service, a
+    /// BareMetalHost, the spoke cluster).
+    pub reclaim: ReclaimContext,
 }
 
 /// Where an Event is recorded (spec C.6): an unbound host's on its InfraEnv, a bound host's on
@@ -207,7 +210,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
         cluster: lookup,
         bound_cd: status.bound_cluster_deployment.as_ref(),
         node_name,
-        reclaim: ReclaimContext::default(),
+        reclaim: ctx.reclaim,
     };
     let decision = binding::decide(&input);
     let mut sync_error: Option<(bool, String)> = decision.sync_error().map(|e| match e {
@@ -579,16 +582,39 @@ pub enum NextStep {
     /// A no-op step with post-action `exit`: restart and register again (completes a bind or
     /// an unbind).
     Exit,
+    /// The reclaim agent on the spoke node: report RebootingForReclaim, then reboot into the
+    /// discovery image.
+    RebootForReclaim,
 }
 
-/// In `binding`, `unbinding` and `unbinding-pending-user-action` the agent gets `exit`.
+/// In `binding`, `unbinding` and `unbinding-pending-user-action` the agent gets `exit`; in
+/// `reclaiming-rebooting` the host is booting the discovery image, whose agent registers. In
+/// `reclaiming` the reclaim agent started on the spoke cluster's node reboots it.
 pub fn next_step(state: HostState) -> NextStep {
     match state {
-        HostState::Binding | HostState::Unbinding | HostState::UnbindingPendingUserAction => {
-            NextStep::Exit
-        }
+        HostState::Binding
+        | HostState::Unbinding
+        | HostState::UnbindingPendingUserAction
+        | HostState::ReclaimingRebooting => NextStep::Exit,
+        HostState::Reclaiming => NextStep::RebootForReclaim,
         _ => NextStep::Wait,
     }
+}
+
+/// RebootingForReclaim: what the reclaim agent reports before it reboots the host into the
+/// discovery image (`reclaiming` → `reclaiming-rebooting`).
+pub fn rebooting_for_reclaim(
+    status: &AgentStatus,
+) -> Result<AgentStatus, super::state::TransitionError> {
+    let from: HostState = status
+        .debug_info
+        .state
+        .parse()
+        .unwrap_or(HostState::Unregistered);
+    let t = transition(from, &HostEvent::RebootingForReclaim)?;
+    let mut next = status.clone();
+    apply(&mut next, &t);
+    Ok(next)
 }
 
 /// Deleting a ClusterDeployment: what happens to each agent (spec C.4 teardown).
@@ -838,6 +864,7 @@ mod tests {
                 now: now(),
                 requirements: Requirements::default(),
                 cluster_hostnames: &[],
+                reclaim: ReclaimContext::default(),
             },
         )
     }
@@ -1101,8 +1128,16 @@ mod tests {
         let again = register_host(&unbinding, None, inventory(4, 16)).unwrap();
         assert_eq!(again.debug_info.state, "discovering-unbound");
         for s in HostState::ALL {
-            let want = matches!(s, Binding | Unbinding | UnbindingPendingUserAction);
+            let want = matches!(
+                s,
+                Binding | Unbinding | UnbindingPendingUserAction | ReclaimingRebooting
+            );
             assert_eq!(next_step(*s) == NextStep::Exit, want, "{s:?}");
+            assert_eq!(
+                next_step(*s) == NextStep::RebootForReclaim,
+                *s == Reclaiming,
+                "{s:?}"
+            );
         }
     }
 
@@ -1240,6 +1275,7 @@ mod tests {
                 now: now(),
                 requirements: Requirements::default(),
                 cluster_hostnames: &taken,
+                reclaim: ReclaimContext::default(),
             },
         );
         assert_eq!(state(&plan), "insufficient");
@@ -1318,5 +1354,61 @@ mod tests {
         assert_eq!(names(&d.remaining), ["bound", "installing"]);
         let d = infra_env_deletion(&ie, [&pool]);
         assert!(d.remaining.is_empty());
+    }
+
+    #[test]
+    fn reclaim_reboots_an_installed_host_into_the_pool() {
+        let all = ReclaimContext {
+            image_service: true,
+            bare_metal_host: false,
+            spoke_reachable: true,
+        };
+        let reclaiming = |reclaim: ReclaimContext| {
+            reconcile_agent(
+                &agent(Installed, None, Some("c1")),
+                &AgentContext {
+                    infra_env: Some(&infra_env(None)),
+                    cluster: None,
+                    now: now(),
+                    requirements: Requirements::default(),
+                    cluster_hostnames: &[],
+                    reclaim,
+                },
+            )
+        };
+        let plan = reclaiming(all);
+        assert_eq!(state(&plan), "reclaiming");
+        assert_eq!(
+            plan.status.debug_info.state_info,
+            "Host is waiting to be unbound from the cluster"
+        );
+        assert_eq!(plan.status.bound_cluster_deployment, None);
+        assert_eq!(
+            reasons(&plan),
+            ["host_unbind_succeeded", "host_status_updated"]
+        );
+        // Without the image service, or with a BareMetalHost: pending user action.
+        for no in [
+            ReclaimContext {
+                image_service: false,
+                ..all
+            },
+            ReclaimContext {
+                bare_metal_host: true,
+                ..all
+            },
+        ] {
+            assert_eq!(state(&reclaiming(no)), "unbinding-pending-user-action");
+        }
+        // The reclaim agent reboots it; the discovery agent registers it into the pool.
+        let rebooting = rebooting_for_reclaim(&plan.status).unwrap();
+        assert_eq!(rebooting.debug_info.state, "reclaiming-rebooting");
+        assert_eq!(
+            rebooting.debug_info.state_info,
+            "Host is rebooting into the discovery image"
+        );
+        let back = register_host(&rebooting, None, inventory(4, 16)).unwrap();
+        assert_eq!(back.debug_info.state, "discovering-unbound");
+        assert!(rebooting_for_reclaim(&back).is_err());
     }
 }
