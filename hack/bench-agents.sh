@@ -50,7 +50,10 @@ spec:
 apiVersion: extensions.hive.openshift.io/v1beta1
 kind: AgentClusterInstall
 metadata: {name: alpha, namespace: bench}
-spec: {clusterDeploymentRef: {name: alpha}}
+spec:
+  clusterDeploymentRef: {name: alpha}
+  # The simulated hosts' network: bound, they pass belongs-to-machine-cidr and become known.
+  networking: {machineNetwork: [{cidr: 192.168.0.0/16}]}
 EOF
 "$cvo" controller agents --namespace cvo-agents --disable-leader-election \
   --metrics-address 127.0.0.1:0 --kubeconfig "$KUBECONFIG" >"$dir/controller.log" 2>&1 &

@@ -62,6 +62,21 @@ const TESTS: &[(&str, TestFn)] = &[
     ("agents_cluster_deletion_returns_or_deletes_agents", |c| {
         Box::pin(agents::cluster_deletion_returns_or_deletes_agents(c))
     }),
+    ("agents_infraenv_deletion_waits_for_bound_hosts", |c| {
+        Box::pin(agents::infraenv_deletion_waits_for_bound_hosts(c))
+    }),
+    (
+        "agents_reclaim_reboots_an_installed_host_into_the_pool",
+        |c| Box::pin(agents::reclaim_reboots_an_installed_host_into_the_pool(c)),
+    ),
+    (
+        "agents_bound_validations_and_teardown_during_installation",
+        |c| {
+            Box::pin(agents::bound_validations_and_teardown_during_installation(
+                c,
+            ))
+        },
+    ),
 ];
 
 /// Every component's CRDs.

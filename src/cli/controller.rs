@@ -56,6 +56,11 @@ pub struct AgentsArgs {
         default_value = "agent-install.openshift.io"
     )]
     pub webhook_configuration: String,
+    /// The image service is on: unbinding an installed host reclaims it, rebooting it into the
+    /// discovery image (`reclaiming`), unless a BareMetalHost manages it (label
+    /// agent-install.openshift.io/bmh) or its ClusterDeployment is gone.
+    #[arg(long)]
+    pub reclaim: bool,
 }
 
 /// The flags every component's controller has.
@@ -182,6 +187,7 @@ async fn agents(args: AgentsArgs) -> anyhow::Result<()> {
         version: args.host.operator_version.clone(),
         status_interval: Duration::from_secs(30),
         requirements: Default::default(),
+        reclaim: args.reclaim,
         webhook: args.webhook_address.map(|listen| WebhookOptions {
             listen,
             namespace: namespace.clone(),

@@ -998,6 +998,7 @@ pub async fn start_installs_the_agents_component(ctx: &Ctx<'_>) -> anyhow::Resul
                 status_interval: Duration::from_secs(2),
                 webhook: None,
                 requirements: Default::default(),
+                reclaim: false,
             };
             let component = Arc::new(Agents::new(settings));
             tokio::spawn(cvo::host::controller::run_component(

@@ -58,11 +58,21 @@ impl Drop for Running {
 }
 
 async fn start_controller(ctx: &Ctx<'_>, webhook: Option<WebhookOptions>) -> Running {
+    start_controller_with(ctx, webhook, false).await
+}
+
+/// The controller, reclaiming installed hosts on unbind or not (`--reclaim`).
+async fn start_controller_with(
+    ctx: &Ctx<'_>,
+    webhook: Option<WebhookOptions>,
+    reclaim: bool,
+) -> Running {
     let settings = Settings {
         version: "4.18.0".into(),
         status_interval: Duration::from_secs(5),
         webhook,
         requirements: Default::default(),
+        reclaim,
     };
     let (tx, rx) = watch::channel(false);
     let admin = ctx.admin.clone();
@@ -132,12 +142,23 @@ async fn infra_env(admin: &kube::Client, ns: &str, name: &str) -> anyhow::Result
     Ok(())
 }
 
-/// A ClusterDeployment and its AgentClusterInstall (cluster status `state`, empty: none).
+/// A ClusterDeployment and its AgentClusterInstall, its machine network the simulated hosts'.
 async fn cluster(
     admin: &kube::Client,
     ns: &str,
     name: &str,
     preserve_on_delete: bool,
+) -> anyhow::Result<()> {
+    cluster_on(admin, ns, name, preserve_on_delete, "192.168.0.0/16").await
+}
+
+/// A ClusterDeployment and its AgentClusterInstall with this machine network.
+async fn cluster_on(
+    admin: &kube::Client,
+    ns: &str,
+    name: &str,
+    preserve_on_delete: bool,
+    machine_network: &str,
 ) -> anyhow::Result<()> {
     let cds: Api<ClusterDeployment> = Api::namespaced(admin.clone(), ns);
     let cd: ClusterDeployment = serde_json::from_value(json!({
@@ -152,7 +173,8 @@ async fn cluster(
     let aci: AgentClusterInstall = serde_json::from_value(json!({
         "apiVersion": "extensions.hive.openshift.io/v1beta1", "kind": "AgentClusterInstall",
         "metadata": {"name": name, "namespace": ns},
-        "spec": {"clusterDeploymentRef": {"name": name}}}))?;
+        "spec": {"clusterDeploymentRef": {"name": name},
+                 "networking": {"machineNetwork": [{"cidr": machine_network}]}}}))?;
     acis.create(&PostParams::default(), &aci).await?;
     Ok(())
 }
@@ -283,12 +305,16 @@ pub async fn pool_registration(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         info.starts_with("Host does not meet the minimum hardware requirements:"),
         "{info}"
     );
-    let updates = events(admin, ns, "host_status_updated", "InfraEnv").await?;
-    assert!(
-        updates.len() >= 4,
-        "{} host_status_updated Events on the InfraEnv",
-        updates.len()
-    );
+    // Events are recorded after the status write: looked for until they are there.
+    eventually(
+        "4 host_status_updated Events on the InfraEnv",
+        Duration::from_secs(10),
+        || async {
+            let updates = events(admin, ns, "host_status_updated", "InfraEnv").await?;
+            Ok((updates.len() >= 4).then_some(()))
+        },
+    )
+    .await?;
     assert!(
         events(admin, ns, "host_status_updated", "ClusterDeployment")
             .await?
@@ -334,22 +360,31 @@ pub async fn pool_registration(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Stories 3 and 4: bind (through `binding`, re-registered bound: `known`), move to another
-/// cluster (unbind, re-register, bind), the webhook's refusal of a move during installation,
-/// and the unbind of an installed host (`unbinding-pending-user-action`).
-pub async fn bind_move_and_unbind(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+/// The ValidatingWebhookConfiguration the webhook tests register (one at a time: the tests
+/// run one after another).
+const WEBHOOKS: &str = "agent-install.openshift.io";
+
+/// The controller with its Agent and InfraEnv webhooks registered for the namespace `ns`,
+/// once the API server trusts them. Delete [`WEBHOOKS`] at the end.
+async fn start_with_webhooks(
+    ctx: &Ctx<'_>,
+    ns: &str,
+) -> anyhow::Result<(Running, Api<ValidatingWebhookConfiguration>)> {
     let admin = &ctx.admin;
-    let ns = "agents-bind";
-    namespace(admin, ns).await?;
     namespace(admin, "cvo-agents").await?;
-    infra_env(admin, ns, "pool").await?;
-    cluster(admin, ns, "alpha", false).await?;
-    cluster(admin, ns, "beta", false).await?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
-    let configuration = "agent-install.openshift.io";
+    let configuration = WEBHOOKS;
     let webhooks: Api<ValidatingWebhookConfiguration> = Api::all(admin.clone());
+    // A failed earlier test may have left it behind.
+    match webhooks
+        .delete(configuration, &DeleteParams::default())
+        .await
+    {
+        Ok(_) | Err(kube::Error::Api(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
     let webhook = |name: &str, path: &str, resource: &str| {
         json!({"name": name,
             "clientConfig": {"url": format!("https://127.0.0.1:{port}{path}")},
@@ -370,7 +405,7 @@ pub async fn bind_move_and_unbind(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         names: vec!["127.0.0.1".into()],
         configuration: configuration.into(),
     };
-    let _controller = start_controller(ctx, Some(options)).await;
+    let controller = start_controller(ctx, Some(options)).await;
     eventually(
         "the CA bundle injected",
         Duration::from_secs(30),
@@ -386,6 +421,20 @@ pub async fn bind_move_and_unbind(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         },
     )
     .await?;
+    Ok((controller, webhooks))
+}
+
+/// Stories 3 and 4: bind (through `binding`, re-registered bound: `known`), move to another
+/// cluster (unbind, re-register, bind), the webhook's refusal of a move during installation,
+/// and the unbind of an installed host (`unbinding-pending-user-action`).
+pub async fn bind_move_and_unbind(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-bind";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "pool").await?;
+    cluster(admin, ns, "alpha", false).await?;
+    cluster(admin, ns, "beta", false).await?;
+    let (_controller, webhooks) = start_with_webhooks(ctx, ns).await?;
     let _hosts = start_simulator(ctx, ns, "pool", "host", 2, DEFAULT_HW).await?;
     let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
     for host in ["host-0", "host-1"] {
@@ -399,6 +448,29 @@ pub async fn bind_move_and_unbind(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     assert_eq!(
         condition.map(|c| c.message.as_str()),
         Some("The agent is bound to a cluster deployment")
+    );
+    // Bound, the cluster-dependent validations run, against alpha's AgentClusterInstall.
+    let shown: Vec<(&str, &str)> = (status.validations_info.values().flatten())
+        .map(|v| (v.id.as_str(), v.message.as_str()))
+        .collect();
+    for want in [
+        ("machine-cidr-defined", "Machine Network CIDR is defined"),
+        (
+            "belongs-to-machine-cidr",
+            "Host belongs to all machine network CIDRs",
+        ),
+        ("hostname-unique", "Hostname host-0 is unique in cluster"),
+        (
+            "has-cpu-cores-for-role",
+            "Sufficient CPU cores for role auto-assign",
+        ),
+    ] {
+        assert!(shown.contains(&want), "{want:?} not in {shown:?}");
+    }
+    let validated = status.conditions.iter().find(|c| c.type_ == "Validated");
+    assert_eq!(
+        validated.map(|c| c.reason.as_str()),
+        Some("ValidationsPassing")
     );
     assert_eq!(
         bound
@@ -496,9 +568,7 @@ pub async fn bind_move_and_unbind(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             ) => {}
         other => bail!("the webhook must refuse setting clusterRef: {other:?}"),
     }
-    webhooks
-        .delete(configuration, &DeleteParams::default())
-        .await?;
+    webhooks.delete(WEBHOOKS, &DeleteParams::default()).await?;
     Ok(())
 }
 
@@ -538,5 +608,200 @@ pub async fn cluster_deletion_returns_or_deletes_agents(ctx: &Ctx<'_>) -> anyhow
         Ok(agents.get_opt("host-1").await?.is_none().then_some(()))
     })
     .await?;
+    Ok(())
+}
+
+/// C.5 once bound: a host bound to a cluster on another machine network fails
+/// `belongs-to-machine-cidr` and is `insufficient` (its conditions say so), while the pool
+/// shows none of it; deleting a ClusterDeployment whose host is installing cancels that
+/// host's installation first, so that the unbind passes the Agent webhook (no retry loop):
+/// the host waits for a reboot into the discovery image, unbound, and the ClusterDeployment
+/// goes.
+pub async fn bound_validations_and_teardown_during_installation(
+    ctx: &Ctx<'_>,
+) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-bound";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "pool").await?;
+    cluster_on(admin, ns, "elsewhere", false, "10.0.0.0/24").await?;
+    cluster(admin, ns, "prod", false).await?;
+    let (_controller, webhooks) = start_with_webhooks(ctx, ns).await?;
+    let _hosts = start_simulator(ctx, ns, "pool", "host", 2, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    for host in ["host-0", "host-1"] {
+        let pooled = wait_state(&agents, host, "known-unbound", Some(None)).await?;
+        let status = pooled.status.unwrap_or_default();
+        assert!(
+            !(status.validations_info.values().flatten())
+                .any(|v| v.id == "belongs-to-machine-cidr"),
+            "an unbound host shows no cluster-dependent validation"
+        );
+    }
+    set_cluster(&agents, "host-0", Some("elsewhere")).await?;
+    let insufficient =
+        wait_state(&agents, "host-0", "insufficient", Some(Some("elsewhere"))).await?;
+    let status = insufficient.status.unwrap_or_default();
+    let failure = "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks";
+    assert_eq!(
+        status.debug_info.state_info,
+        format!("Host cannot be installed due to following failing validation(s): {failure}")
+    );
+    let result = (status.validations_info.values().flatten())
+        .find(|v| v.id == "belongs-to-machine-cidr")
+        .context("belongs-to-machine-cidr shown")?;
+    assert_eq!(result.status, "failure");
+    let condition = |type_: &str| {
+        (status.conditions.iter())
+            .find(|c| c.type_ == type_)
+            .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+            .unwrap_or_default()
+    };
+    let (validated, reason, message) = condition("Validated");
+    assert_eq!(
+        (validated.as_str(), reason.as_str()),
+        ("False", "ValidationsFailing")
+    );
+    assert!(message.contains(failure), "{message}");
+    assert_eq!(condition("RequirementsMet").1, "AgentNotReady");
+
+    // Teardown of a cluster whose host is installing.
+    set_cluster(&agents, "host-1", Some("prod")).await?;
+    wait_state(&agents, "host-1", "known", Some(Some("prod"))).await?;
+    install_state(&agents, "host-1", "installing-in-progress").await?;
+    match set_cluster(&agents, "host-1", None).await {
+        Err(kube::Error::Api(s))
+            if s.message.contains("Attempted to change Spec.ClusterDeploymentName which is immutable during Agent installation.") => {}
+        other => bail!("the webhook must refuse an unbind during installation: {other:?}"),
+    }
+    let cds: Api<ClusterDeployment> = Api::namespaced(admin.clone(), ns);
+    cds.delete("prod", &DeleteParams::default()).await?;
+    let pending = wait_state(
+        &agents,
+        "host-1",
+        "unbinding-pending-user-action",
+        Some(None),
+    )
+    .await?;
+    assert!(pending.spec.cluster_deployment_name.is_none());
+    eventually(
+        "ClusterDeployment prod deleted",
+        Duration::from_secs(30),
+        || async { Ok(cds.get_opt("prod").await?.is_none().then_some(())) },
+    )
+    .await?;
+    let cancelled = events(admin, ns, "host_status_updated", "ClusterDeployment").await?;
+    assert!(
+        cancelled
+            .iter()
+            .any(|e| e.note.as_deref().is_some_and(|n| n.contains(
+                "from installing-in-progress to cancelled (installation was canceled by user)"
+            ))),
+        "the cancel's Event on the ClusterDeployment"
+    );
+    webhooks.delete(WEBHOOKS, &DeleteParams::default()).await?;
+    Ok(())
+}
+
+/// Deleting an InfraEnv (its finalizer `infraenv.agent-install.openshift.io/ai-deprovision`):
+/// its pool hosts are deregistered (their Agents deleted) at once; a bound host that is not
+/// installed keeps the InfraEnv until it is installed, then it goes too, and the InfraEnv.
+pub async fn infraenv_deletion_waits_for_bound_hosts(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-infraenv";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "doomed").await?;
+    cluster(admin, ns, "prod", false).await?;
+    let _controller = start_controller(ctx, None).await;
+    let ies: Api<InfraEnv> = Api::namespaced(admin.clone(), ns);
+    let finalizer = "infraenv.agent-install.openshift.io/ai-deprovision".to_string();
+    eventually(
+        "the InfraEnv's finalizer",
+        Duration::from_secs(30),
+        || async {
+            Ok(ies
+                .get("doomed")
+                .await?
+                .finalizers()
+                .contains(&finalizer)
+                .then_some(()))
+        },
+    )
+    .await?;
+    let _hosts = start_simulator(ctx, ns, "doomed", "host", 2, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    for host in ["host-0", "host-1"] {
+        wait_state(&agents, host, "known-unbound", Some(None)).await?;
+    }
+    set_cluster(&agents, "host-1", Some("prod")).await?;
+    wait_state(&agents, "host-1", "known", Some(Some("prod"))).await?;
+    ies.delete("doomed", &DeleteParams::default()).await?;
+    eventually("Agent host-0 deleted", Duration::from_secs(30), || async {
+        Ok(agents.get_opt("host-0").await?.is_none().then_some(()))
+    })
+    .await?;
+    // The bound host keeps it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let waiting = ies.get("doomed").await?;
+    assert!(waiting.metadata.deletion_timestamp.is_some());
+    assert!(waiting.finalizers().contains(&finalizer));
+    assert!(agents.get_opt("host-1").await?.is_some());
+    // Installed, it is deregistered, and the InfraEnv goes.
+    install_state(&agents, "host-1", "installed").await?;
+    eventually("Agent host-1 deleted", Duration::from_secs(30), || async {
+        Ok(agents.get_opt("host-1").await?.is_none().then_some(()))
+    })
+    .await?;
+    eventually(
+        "InfraEnv doomed deleted",
+        Duration::from_secs(30),
+        || async { Ok(ies.get_opt("doomed").await?.is_none().then_some(())) },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Reclaim (spec C.3, `--reclaim`): unbinding an installed host whose cluster is there
+/// reclaims it: `reclaiming`; the reclaim agent (the simulator) reports `reclaiming-rebooting`
+/// and reboots it into the discovery image, whose agent registers it into the pool.
+pub async fn reclaim_reboots_an_installed_host_into_the_pool(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-reclaim";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "pool").await?;
+    cluster(admin, ns, "prod", false).await?;
+    let _controller = start_controller_with(ctx, None, true).await;
+    let _hosts = start_simulator(ctx, ns, "pool", "host", 1, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    set_cluster(&agents, "host-0", Some("prod")).await?;
+    wait_state(&agents, "host-0", "known", Some(Some("prod"))).await?;
+    install_state(&agents, "host-0", "installed").await?;
+    set_cluster(&agents, "host-0", None).await?;
+    // Every state on the way is recorded on the InfraEnv (the host is unbound from the start).
+    let back = wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    assert!(back.spec.cluster_deployment_name.is_none());
+    let notes = eventually(
+        "the reclaim's Events on the InfraEnv",
+        Duration::from_secs(10),
+        || async {
+            let on_ie = events(admin, ns, "host_status_updated", "InfraEnv").await?;
+            let notes: Vec<String> = on_ie.iter().filter_map(|e| e.note.clone()).collect();
+            let seen = |s: &str| notes.iter().any(|n| n.contains(s));
+            Ok((seen("from installed to reclaiming") && seen("to known-unbound")).then_some(notes))
+        },
+    )
+    .await?;
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.contains("unbinding-pending-user-action")),
+        "{notes:?}"
+    );
+    let status = back.status.unwrap_or_default();
+    assert_eq!(
+        status.deprovision_info.map(|d| d.message),
+        Some("Waiting for host to unbind to do spoke cleanup".to_owned())
+    );
     Ok(())
 }

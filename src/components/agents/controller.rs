@@ -30,14 +30,16 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
-use super::binding::Teardown;
+use super::binding::{ReclaimContext, Teardown};
 use super::crds::OPERATOR;
 use super::keys::{
-    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
+    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, FINALIZER_INFRAENV, LABEL_BMH,
+    LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
 };
 use super::reconcile::{
-    AgentContext, ClusterView, EventScope, infra_env_name, infra_env_status, reconcile_agent,
-    teardown_agents,
+    AgentContext, ClusterView, EventScope, HostEventRecord, INFRA_ENV_HOSTS_REMAIN,
+    cancel_for_teardown, infra_env_deletion, infra_env_name, infra_env_status, real_hostname,
+    reconcile_agent, teardown_agents,
 };
 use super::types::{Agent, AgentClusterInstall, ClusterDeployment, InfraEnv};
 use super::validation::Requirements;
@@ -56,6 +58,9 @@ pub struct Settings {
     pub webhook: Option<WebhookOptions>,
     /// The pool's host requirements.
     pub requirements: Requirements,
+    /// The image service is on: unbinding an installed host reclaims it (reboots it into the
+    /// discovery image) when no BareMetalHost manages it and its cluster is there.
+    pub reclaim: bool,
 }
 
 /// The agent component, as the host runs it.
@@ -97,6 +102,10 @@ impl Component for Agents {
     }
 }
 
+/// How long a teardown whose unbind the webhook refused waits before it tries again
+/// (upstream's `longerRequeueAfterOnError`).
+const TEARDOWN_RETRY: Duration = Duration::from_secs(60);
+
 /// What every reconcile shares.
 struct Shared {
     client: Client,
@@ -107,6 +116,7 @@ struct Shared {
     cluster_deployments: Store<ClusterDeployment>,
     installs: Store<AgentClusterInstall>,
     requirements: Requirements,
+    reclaim: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -224,6 +234,7 @@ async fn run(
         cluster_deployments: cluster_deployments.clone(),
         installs: installs.clone(),
         requirements: settings.requirements,
+        reclaim: settings.reclaim,
     });
     let stopped = |mut stop: watch::Receiver<bool>| async move {
         let _ = stop.wait_for(|s| *s).await;
@@ -258,6 +269,7 @@ async fn run(
     .for_each(|_| async {});
 
     let ie_cds = infra_envs.clone();
+    let deleting = infra_envs.clone();
     let ie_loop = Controller::new(
         Api::<InfraEnv>::all(client.clone()),
         watcher::Config::default(),
@@ -278,6 +290,18 @@ async fn run(
                 })
                 .map(|ie| ObjectRef::from_obj(&*ie))
                 .collect::<Vec<_>>()
+        },
+    )
+    // An InfraEnv being deleted hears about its Agents (the hosts it waits for).
+    .watches(
+        Api::<Agent>::all(client.clone()),
+        watcher::Config::default(),
+        move |agent| {
+            let ns = agent.namespace().unwrap_or_default();
+            let key = ObjectRef::new(infra_env_name(&agent)).within(&ns);
+            (deleting.get(&key))
+                .filter(|ie| ie.meta().deletion_timestamp.is_some())
+                .map(|ie| ObjectRef::from_obj(&*ie))
         },
     )
     .graceful_shutdown_on(stopped(stop.clone()))
@@ -384,7 +408,25 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
             (cd, aci)
         }
     };
+    let cluster_hostnames = match &agent.spec.cluster_deployment_name {
+        None => Vec::new(),
+        Some(cd) => hostnames_bound_to(&shared.agents, cd, agent),
+    };
+    // `cvo` cannot start a reclaim agent on a spoke cluster: the spoke counts as reachable
+    // while the host's ClusterDeployment exists (`cvo agent simulate` plays the reclaim agent).
+    let bound_cd = (agent.status.as_ref()).and_then(|s| s.bound_cluster_deployment.as_ref());
+    let reclaim = ReclaimContext {
+        image_service: shared.reclaim,
+        bare_metal_host: agent.labels().contains_key(LABEL_BMH),
+        spoke_reachable: bound_cd.is_some_and(|cd| {
+            (shared.cluster_deployments)
+                .get(&ObjectRef::new(&cd.name).within(&cd.namespace))
+                .is_some()
+        }),
+    };
     let ctx = AgentContext {
+        reclaim,
+        cluster_hostnames: &cluster_hostnames,
         infra_env: infra_env.as_deref(),
         cluster: cd.as_deref().map(|cd| ClusterView {
             cd,
@@ -427,27 +469,51 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
             .observe_write("agents", "Agent", "update-status");
     }
     for event in &plan.events {
-        let Some(reference) = scope_reference(shared, &event.scope) else {
-            continue;
-        };
-        let kube_event = KubeEvent {
-            type_: match event.warning {
-                true => EventType::Warning,
-                false => EventType::Normal,
-            },
-            reason: event.reason.to_owned(),
-            note: Some(event.message.clone()),
-            action: event.action.clone(),
-            secondary: Some(agent.object_ref(&())),
-        };
-        if let Err(e) = shared.recorder.publish(&kube_event, &reference).await {
-            tracing::debug!(error = %e, "cannot record an Event");
-        }
+        publish(shared, agent, event).await;
     }
     Ok(match plan.requeue_after {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
     })
+}
+
+/// The hostnames of the agents other than `agent` bound to the ClusterDeployment `cd`.
+fn hostnames_bound_to(
+    agents: &Store<Agent>,
+    cd: &super::types::ClusterReference,
+    agent: &Agent,
+) -> Vec<String> {
+    let me = (agent.namespace(), agent.name_any());
+    agents
+        .state()
+        .iter()
+        .filter(|a| (a.namespace(), a.name_any()) != me)
+        .filter(|a| {
+            (a.status.as_ref()).and_then(|s| s.bound_cluster_deployment.as_ref()) == Some(cd)
+        })
+        .map(|a| real_hostname(a).to_owned())
+        .filter(|h| !h.is_empty())
+        .collect()
+}
+
+/// Records `event` (skipped when its object is gone), with the Agent as related object.
+async fn publish(shared: &Shared, agent: &Agent, event: &HostEventRecord) {
+    let Some(reference) = scope_reference(shared, &event.scope) else {
+        return;
+    };
+    let kube_event = KubeEvent {
+        type_: match event.warning {
+            true => EventType::Warning,
+            false => EventType::Normal,
+        },
+        reason: event.reason.to_owned(),
+        note: Some(event.message.clone()),
+        action: event.action.clone(),
+        secondary: Some(agent.object_ref(&())),
+    };
+    if let Err(e) = shared.recorder.publish(&kube_event, &reference).await {
+        tracing::debug!(error = %e, "cannot record an Event");
+    }
 }
 
 /// The object an Event is recorded on (it must exist: an Event needs its uid).
@@ -514,6 +580,7 @@ async fn cluster_deployment_reconcile(
         .iter()
         .zip(&infra_envs)
         .map(|(a, ie)| (&**a, ie.as_deref()));
+    let mut refused = false;
     for (agent, verdict) in teardown_agents(cd, pairs) {
         let (ns, agent_name) = (agent.namespace().unwrap_or_default(), agent.name_any());
         let agents_api: Api<Agent> = Api::namespaced(shared.client.clone(), &ns);
@@ -530,8 +597,23 @@ async fn cluster_deployment_reconcile(
                 (shared.host.metrics).observe_write("clusterdeployments", "Agent", "delete");
             }
             Teardown::Unbind => {
+                // An installing host is cancelled first: the webhook refuses its unbind.
+                if let Some((status, event)) = cancel_for_teardown(agent) {
+                    let mut next = agent.clone();
+                    next.status = Some(status);
+                    agents_api
+                        .replace_status(&agent_name, &PostParams::default(), &next)
+                        .await
+                        .map_err(write_error("update status of", "Agent", &agent_name))?;
+                    (shared.host.metrics).observe_write(
+                        "clusterdeployments",
+                        "Agent",
+                        "update-status",
+                    );
+                    publish(shared, agent, &event).await;
+                }
                 let patch = json!({"spec": {"clusterDeploymentName": null}});
-                merge_patch(
+                let unbound = merge_patch(
                     shared,
                     "clusterdeployments",
                     &agents_api,
@@ -539,10 +621,26 @@ async fn cluster_deployment_reconcile(
                     &agent_name,
                     &patch,
                 )
-                .await?;
+                .await;
+                match unbound {
+                    Ok(()) => {}
+                    // Refused by the webhook (a state without a cancel rule): not retried in
+                    // a loop; the ClusterDeployment waits and looks again later.
+                    Err(ReconcileError::Write {
+                        source: kube::Error::Api(s),
+                        ..
+                    }) if s.code == 400 || s.code == 403 => {
+                        tracing::warn!(agent = %agent_name, message = %s.message, "teardown: the unbind was refused; retrying later");
+                        refused = true;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Teardown::Keep => {}
         }
+    }
+    if refused {
+        return Ok(Action::requeue(TEARDOWN_RETRY));
     }
     let patch = finalizers_patch(cd, FINALIZER_CLUSTER_DEPLOYMENT, false);
     merge_patch(
@@ -562,18 +660,67 @@ async fn reconcile_infra_env(
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
     let started = Instant::now();
+    let result = infra_env_reconcile(&infra_env, &shared).await;
+    let label = if result.is_ok() { "success" } else { "error" };
+    (shared.host.metrics).observe_reconcile("infraenvs", label, started.elapsed());
+    result
+}
+
+/// How long an InfraEnv being deleted waits for its remaining hosts before it looks again
+/// (upstream's `longerRequeueAfterOnError`; a change of one of its Agents is sooner).
+const INFRA_ENV_RETRY: Duration = Duration::from_secs(60);
+
+async fn infra_env_reconcile(
+    infra_env: &InfraEnv,
+    shared: &Shared,
+) -> Result<Action, ReconcileError> {
     let (namespace, name) = (
         infra_env.namespace().unwrap_or_default(),
         infra_env.name_any(),
     );
+    let api: Api<InfraEnv> = Api::namespaced(shared.client.clone(), &namespace);
+    let present = has_finalizer(infra_env, FINALIZER_INFRAENV);
+    if infra_env.meta().deletion_timestamp.is_some() {
+        if !present {
+            return Ok(Action::await_change());
+        }
+        let agents = shared.agents.state();
+        let deletion = infra_env_deletion(infra_env, agents.iter().map(|a| &**a));
+        let agents_api: Api<Agent> = Api::namespaced(shared.client.clone(), &namespace);
+        for agent in &deletion.delete {
+            let agent_name = agent.name_any();
+            match agents_api
+                .delete(&agent_name, &DeleteParams::default())
+                .await
+            {
+                Ok(_) => (shared.host.metrics).observe_write("infraenvs", "Agent", "delete"),
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(write_error("delete", "Agent", &agent_name)(e)),
+            }
+        }
+        if !deletion.remaining.is_empty() {
+            let waiting: Vec<String> = deletion.remaining.iter().map(|a| a.name_any()).collect();
+            tracing::info!(infraenv = %name, agents = ?waiting, "{INFRA_ENV_HOSTS_REMAIN}");
+            return Ok(Action::requeue(INFRA_ENV_RETRY));
+        }
+        let patch = finalizers_patch(infra_env, FINALIZER_INFRAENV, false);
+        merge_patch(shared, "infraenvs", &api, "InfraEnv", &name, &patch).await?;
+        return Ok(Action::await_change());
+    }
+    if !present {
+        let patch = finalizers_patch(infra_env, FINALIZER_INFRAENV, true);
+        merge_patch(shared, "infraenvs", &api, "InfraEnv", &name, &patch).await?;
+        // The status is written on the next reconcile (the patch changed the object).
+        return Ok(Action::requeue(Duration::from_millis(10)));
+    }
     let cd_exists = infra_env.spec.cluster_ref.as_ref().is_some_and(|r| {
         shared
             .cluster_deployments
             .get(&ObjectRef::new(&r.name).within(&r.namespace))
             .is_some()
     });
-    let mut status = infra_env_status(&infra_env, cd_exists);
-    let result = if infra_env.status.as_ref() == Some(&status) {
+    let mut status = infra_env_status(infra_env, cd_exists);
+    if infra_env.status.as_ref() == Some(&status) {
         Ok(Action::await_change())
     } else {
         let now = Timestamp::now().to_string();
@@ -582,15 +729,11 @@ async fn reconcile_infra_env(
                 c.last_transition_time = Some(now.clone());
             }
         }
-        let mut next = (*infra_env).clone();
+        let mut next = infra_env.clone();
         next.status = Some(status);
-        let api: Api<InfraEnv> = Api::namespaced(shared.client.clone(), &namespace);
         api.replace_status(&name, &PostParams::default(), &next)
             .await
             .map(|_| Action::await_change())
             .map_err(write_error("update status of", "InfraEnv", &name))
-    };
-    let label = if result.is_ok() { "success" } else { "error" };
-    (shared.host.metrics).observe_reconcile("infraenvs", label, started.elapsed());
-    result
+    }
 }

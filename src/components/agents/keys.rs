@@ -32,6 +32,9 @@ pub const LABEL_INFRAENV: &str = "infraenvs.agent-install.openshift.io";
 /// that a cluster creator can list the agents of a namespace's clusters with a selector.
 pub const LABEL_CLUSTER_DEPLOYMENT_NAMESPACE: &str =
     "agent-install.openshift.io/clusterdeployment-namespace";
+/// On an Agent: the BareMetalHost that manages its machine. Such a host is not reclaimed on
+/// unbind (the BareMetalHost controller reboots it instead).
+pub const LABEL_BMH: &str = "agent-install.openshift.io/bmh";
 /// The prefix of the labels the Agent controller derives from the inventory.
 pub const INVENTORY_LABEL_PREFIX: &str = "inventory.agent-install.openshift.io/";
 /// `"true"` when the host has a non-rotational (SSD) disk.

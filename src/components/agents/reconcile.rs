@@ -27,7 +27,9 @@ use super::types::{
     Agent, AgentClusterInstall, AgentStatus, ClusterDeployment, ClusterReference, Condition,
     HostInventory, InfraEnv, InfraEnvStatus, LabelSelector,
 };
-use super::validation::{Observation, Requirements, validate_unbound};
+use super::validation::{
+    ClusterContext, Observation, Requirements, validate_bound, validate_unbound,
+};
 
 /// A host that has not checked in for this long is disconnected (upstream's 3 minutes).
 pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(180);
@@ -67,6 +69,12 @@ pub struct AgentContext<'a> {
     pub cluster: Option<ClusterView<'a>>,
     pub now: Timestamp,
     pub requirements: Requirements,
+    /// The hostnames of the other agents bound to the referenced cluster (the
+    /// `hostname-unique` validation).
+    pub cluster_hostnames: &'a [String],
+    /// Whether an unbind of an installed host reclaims it (the image service, a
+    /// BareMetalHost, the spoke cluster).
+    pub reclaim: ReclaimContext,
 }
 
 /// Where an Event is recorded (spec C.6): an unbound host's on its InfraEnv, a bound host's on
@@ -202,7 +210,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
         cluster: lookup,
         bound_cd: status.bound_cluster_deployment.as_ref(),
         node_name,
-        reclaim: ReclaimContext::default(),
+        reclaim: ctx.reclaim,
     };
     let decision = binding::decide(&input);
     let mut sync_error: Option<(bool, String)> = decision.sync_error().map(|e| match e {
@@ -333,8 +341,7 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
         }
         _ => {}
     }
-    // The bound rules for a bound host (the cluster-independent validations decide here too:
-    // `cvo` runs no cluster-dependent ones, see README).
+    // The bound rules for a bound host, with the cluster-dependent validations (C.5).
     if host.cluster_id.is_some() {
         refresh(&mut status, &mut host, agent, ctx, connected, true);
     }
@@ -404,8 +411,9 @@ fn already_reported(conditions: &[Condition], message: &str) -> bool {
         .any(|c| c.type_ == super::conditions::SPEC_SYNCED && c.message.ends_with(message))
 }
 
-/// RefreshHost with the validations an unbound host runs (C.5); for a bound host the same
-/// cluster-independent validations, and no cluster-dependent failure.
+/// RefreshHost with the validations an unbound host runs (C.5); for a bound host also the
+/// cluster-dependent ones against its cluster's AgentClusterInstall (when the reconcile has
+/// it: the referenced cluster is the bound one; else only the cluster-independent ones).
 fn refresh(
     status: &mut AgentStatus,
     host: &mut HostRecord,
@@ -421,14 +429,87 @@ fn refresh(
         inventory,
         requested_hostname: &agent.spec.hostname,
     };
-    let validated = validate_unbound(&observation, &ctx.requirements);
-    let mut facts = validated.facts;
-    facts.sufficient_for_install = bound;
+    let cluster = bound_cluster(status, ctx);
+    let validated = match cluster.and_then(|v| v.aci) {
+        Some(aci) if bound => {
+            let networks: Vec<String> = (aci.spec.networking.machine_network.iter())
+                .map(|n| n.cidr.clone())
+                .collect();
+            let context = ClusterContext {
+                machine_networks: &networks,
+                user_managed_networking: aci
+                    .spec
+                    .networking
+                    .user_managed_networking
+                    .unwrap_or(false),
+                day2: status.kind == super::keys::KIND_ADD_TO_EXISTING_CLUSTER_HOST,
+                other_hostnames: ctx.cluster_hostnames,
+                role: &agent.spec.role,
+            };
+            validate_bound(&observation, &ctx.requirements, &context)
+        }
+        _ => {
+            let mut validated = validate_unbound(&observation, &ctx.requirements);
+            validated.facts.sufficient_for_install = bound;
+            validated
+        }
+    };
+    let facts = validated.facts;
     status.validations_info = validated.info;
     if let Ok(t) = transition(host.state, &HostEvent::Refresh(facts)) {
         apply(status, &t);
         host.state = t.to;
     }
+}
+
+/// The reconcile's cluster when it is the one the host is bound to.
+fn bound_cluster<'a>(status: &AgentStatus, ctx: &AgentContext<'a>) -> Option<ClusterView<'a>> {
+    let view = ctx.cluster?;
+    (status.bound_cluster_deployment.as_ref() == Some(&reference_of(view.cd))).then_some(view)
+}
+
+/// The hostname a host goes by: the requested one, else the one it reported.
+pub fn real_hostname(agent: &Agent) -> &str {
+    match agent.spec.hostname.as_str() {
+        "" => agent
+            .status
+            .as_ref()
+            .map(|s| s.inventory.hostname.as_str())
+            .unwrap_or_default(),
+        requested => requested,
+    }
+}
+
+/// Teardown of a host in the middle of installation: CancelInstallation first, as upstream
+/// cancels an installing cluster before it unbinds its agents, so that the unbind (which the
+/// Agent webhook refuses during installation) is allowed. The status to write and its Event
+/// (on the ClusterDeployment, still there until its finalizer goes); `None` when there is
+/// nothing to cancel: not installing, a day-2 host (the webhook lets it go), or a state
+/// without a cancel rule (`preparing-failed`).
+pub fn cancel_for_teardown(agent: &Agent) -> Option<(AgentStatus, HostEventRecord)> {
+    let host = host_record(agent)?;
+    if !host.state.is_installing() || host.is_day2() {
+        return None;
+    }
+    let t = transition(host.state, &HostEvent::Cancel).ok()?;
+    let before = agent.status.clone().unwrap_or_default();
+    let cd = before.bound_cluster_deployment.clone()?;
+    let mut status = before.clone();
+    apply(&mut status, &t);
+    let record = HostEventRecord {
+        scope: EventScope::ClusterDeployment(cd),
+        warning: false,
+        reason: event::HOST_STATUS_UPDATED,
+        action: status.debug_info.state.clone(),
+        message: format!(
+            "Host {}: updated status from {} to {} ({})",
+            display_name(agent, &before),
+            before.debug_info.state,
+            status.debug_info.state,
+            status.debug_info.state_info
+        ),
+    };
+    Some((status, record))
 }
 
 /// A transition's state, `statusInfo` and effects on the status.
@@ -501,16 +582,39 @@ pub enum NextStep {
     /// A no-op step with post-action `exit`: restart and register again (completes a bind or
     /// an unbind).
     Exit,
+    /// The reclaim agent on the spoke node: report RebootingForReclaim, then reboot into the
+    /// discovery image.
+    RebootForReclaim,
 }
 
-/// In `binding`, `unbinding` and `unbinding-pending-user-action` the agent gets `exit`.
+/// In `binding`, `unbinding` and `unbinding-pending-user-action` the agent gets `exit`; in
+/// `reclaiming-rebooting` the host is booting the discovery image, whose agent registers. In
+/// `reclaiming` the reclaim agent started on the spoke cluster's node reboots it.
 pub fn next_step(state: HostState) -> NextStep {
     match state {
-        HostState::Binding | HostState::Unbinding | HostState::UnbindingPendingUserAction => {
-            NextStep::Exit
-        }
+        HostState::Binding
+        | HostState::Unbinding
+        | HostState::UnbindingPendingUserAction
+        | HostState::ReclaimingRebooting => NextStep::Exit,
+        HostState::Reclaiming => NextStep::RebootForReclaim,
         _ => NextStep::Wait,
     }
+}
+
+/// RebootingForReclaim: what the reclaim agent reports before it reboots the host into the
+/// discovery image (`reclaiming` → `reclaiming-rebooting`).
+pub fn rebooting_for_reclaim(
+    status: &AgentStatus,
+) -> Result<AgentStatus, super::state::TransitionError> {
+    let from: HostState = status
+        .debug_info
+        .state
+        .parse()
+        .unwrap_or(HostState::Unregistered);
+    let t = transition(from, &HostEvent::RebootingForReclaim)?;
+    let mut next = status.clone();
+    apply(&mut next, &t);
+    Ok(next)
 }
 
 /// Deleting a ClusterDeployment: what happens to each agent (spec C.4 teardown).
@@ -532,6 +636,57 @@ pub fn teardown_agents<'a>(
         })
         .filter(|(_, t)| *t != Teardown::Keep)
         .collect()
+}
+
+/// The host states in which deleting their InfraEnv deregisters a host (its Agent is
+/// deleted): the pool, the ways into it, and installed hosts. A host in any other state (bound
+/// and not installed) keeps the InfraEnv, with its finalizer, until it gets there (upstream's
+/// `deregisterInfraEnvWithHosts`).
+pub const DEREGISTERED_WITH_INFRA_ENV: &[HostState] = &[
+    HostState::InsufficientUnbound,
+    HostState::DisconnectedUnbound,
+    HostState::DiscoveringUnbound,
+    HostState::KnownUnbound,
+    HostState::Installed,
+    HostState::AddedToExistingCluster,
+    HostState::Unbinding,
+    HostState::UnbindingPendingUserAction,
+];
+
+/// Upstream's error while an InfraEnv being deleted still has such hosts.
+pub const INFRA_ENV_HOSTS_REMAIN: &str =
+    "Failed to delete infraEnv, existing hosts bound and not installed";
+
+/// What deleting an InfraEnv does to the Agents that booted it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InfraEnvDeletion<'a> {
+    /// Deregistered: their Agents are deleted.
+    pub delete: Vec<&'a Agent>,
+    /// Bound and not installed: the InfraEnv waits for them.
+    pub remaining: Vec<&'a Agent>,
+}
+
+/// Deleting `infra_env`: its Agents (same namespace, its label) are deregistered or keep it.
+/// An Agent whose host never registered has no host record to keep it.
+pub fn infra_env_deletion<'a>(
+    infra_env: &InfraEnv,
+    agents: impl IntoIterator<Item = &'a Agent>,
+) -> InfraEnvDeletion<'a> {
+    let name = infra_env.metadata.name.as_deref().unwrap_or_default();
+    let namespace = infra_env.metadata.namespace.as_deref();
+    let mut deletion = InfraEnvDeletion::default();
+    for agent in agents {
+        if agent.metadata.namespace.as_deref() != namespace || infra_env_name(agent) != name {
+            continue;
+        }
+        let state = host_record(agent).map_or(HostState::Unregistered, |h| h.state);
+        if state == HostState::Unregistered || DEREGISTERED_WITH_INFRA_ENV.contains(&state) {
+            deletion.delete.push(agent);
+        } else {
+            deletion.remaining.push(agent);
+        }
+    }
+    deletion
 }
 
 /// InfraEnv condition texts. The reasons are upstream's; the messages are `cvo`'s (upstream's
@@ -587,7 +742,8 @@ mod tests {
     use super::*;
     use crate::components::agents::types::{
         AgentClusterInstallSpec, AgentSpec, ClusterDeploymentSpec, HostCpu, HostDisk,
-        HostInstallationEligibility, HostMemory, InfraEnvSpec, LocalObjectReference,
+        HostInstallationEligibility, HostInterface, HostMemory, InfraEnvSpec, LocalObjectReference,
+        MachineNetworkEntry, Networking,
     };
     use HostState::*;
 
@@ -617,6 +773,11 @@ mod tests {
                     ..Default::default()
                 },
                 ..HostDisk::default()
+            }],
+            interfaces: vec![HostInterface {
+                name: "eth0".into(),
+                ipv4_addresses: vec!["192.168.3.4/16".into()],
+                ..HostInterface::default()
             }],
             ..HostInventory::default()
         }
@@ -668,6 +829,12 @@ mod tests {
             AgentClusterInstallSpec {
                 cluster_deployment_ref: LocalObjectReference { name: "c1".into() },
                 cpu_architecture: String::new(),
+                networking: Networking {
+                    machine_network: vec![MachineNetworkEntry {
+                        cidr: "192.168.0.0/16".into(),
+                    }],
+                    user_managed_networking: None,
+                },
             },
         );
         let mut status = crate::components::agents::types::AgentClusterInstallStatus::default();
@@ -696,6 +863,8 @@ mod tests {
                 cluster,
                 now: now(),
                 requirements: Requirements::default(),
+                cluster_hostnames: &[],
+                reclaim: ReclaimContext::default(),
             },
         )
     }
@@ -959,8 +1128,16 @@ mod tests {
         let again = register_host(&unbinding, None, inventory(4, 16)).unwrap();
         assert_eq!(again.debug_info.state, "discovering-unbound");
         for s in HostState::ALL {
-            let want = matches!(s, Binding | Unbinding | UnbindingPendingUserAction);
+            let want = matches!(
+                s,
+                Binding | Unbinding | UnbindingPendingUserAction | ReclaimingRebooting
+            );
             assert_eq!(next_step(*s) == NextStep::Exit, want, "{s:?}");
+            assert_eq!(
+                next_step(*s) == NextStep::RebootForReclaim,
+                *s == Reclaiming,
+                "{s:?}"
+            );
         }
     }
 
@@ -1005,5 +1182,233 @@ mod tests {
             ),
             ("False", "MissingClusterDeployment")
         );
+    }
+
+    #[test]
+    fn a_bound_host_shows_its_cluster_dependent_validations() {
+        let (c, a) = (cd("c1"), aci(""));
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&a),
+        };
+        let plan = run(
+            &agent(Discovering, Some("c1"), Some("c1")),
+            Some(view),
+            &infra_env(None),
+        );
+        assert_eq!(state(&plan), "known");
+        let ids: Vec<&str> = (plan.status.validations_info.values().flatten())
+            .map(|v| v.id.as_str())
+            .collect();
+        for id in [
+            "machine-cidr-defined",
+            "belongs-to-machine-cidr",
+            "hostname-unique",
+            "has-cpu-cores-for-role",
+        ] {
+            assert!(ids.contains(&id), "{id} missing: {ids:?}");
+        }
+        assert_eq!(condition(&plan, "Validated").reason, "ValidationsPassing");
+        assert_eq!(condition(&plan, "RequirementsMet").reason, "AgentIsReady");
+
+        // Another network: insufficient, the failure in statusInfo and the conditions.
+        let mut elsewhere = aci("");
+        elsewhere.spec.networking.machine_network[0].cidr = "10.0.0.0/24".into();
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&elsewhere),
+        };
+        let plan = run(
+            &agent(Known, Some("c1"), Some("c1")),
+            Some(view),
+            &infra_env(None),
+        );
+        assert_eq!(state(&plan), "insufficient");
+        let message = "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks";
+        assert_eq!(
+            plan.status.debug_info.state_info,
+            format!("Host cannot be installed due to following failing validation(s): {message}")
+        );
+        let validated = condition(&plan, "Validated");
+        assert_eq!(
+            (validated.status.as_str(), validated.reason.as_str()),
+            ("False", "ValidationsFailing")
+        );
+        assert!(validated.message.contains(message), "{}", validated.message);
+        assert_eq!(condition(&plan, "RequirementsMet").reason, "AgentNotReady");
+
+        // No machine network: pending for input.
+        let mut undefined = aci("");
+        undefined.spec.networking.machine_network.clear();
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&undefined),
+        };
+        let plan = run(
+            &agent(Known, Some("c1"), Some("c1")),
+            Some(view),
+            &infra_env(None),
+        );
+        assert_eq!(state(&plan), "pending-for-input");
+        assert!(
+            plan.status
+                .debug_info
+                .state_info
+                .starts_with("Waiting for user input: Machine Network CIDR is undefined")
+        );
+        assert_eq!(
+            condition(&plan, "Validated").reason,
+            "ValidationsUserPending"
+        );
+
+        // A taken hostname.
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&a),
+        };
+        let taken = ["host-1".to_owned()];
+        let plan = reconcile_agent(
+            &agent(Known, Some("c1"), Some("c1")),
+            &AgentContext {
+                infra_env: None,
+                cluster: Some(view),
+                now: now(),
+                requirements: Requirements::default(),
+                cluster_hostnames: &taken,
+                reclaim: ReclaimContext::default(),
+            },
+        );
+        assert_eq!(state(&plan), "insufficient");
+        assert!(
+            plan.status
+                .debug_info
+                .state_info
+                .ends_with("Hostname host-1 is not unique in cluster")
+        );
+    }
+
+    #[test]
+    fn teardown_cancels_an_installing_host_first() {
+        let installing = agent(InstallingInProgress, Some("c1"), Some("c1"));
+        let (status, record) = cancel_for_teardown(&installing).unwrap();
+        assert_eq!(status.debug_info.state, "cancelled");
+        assert_eq!(
+            status.debug_info.state_info,
+            "installation was canceled by user"
+        );
+        assert_eq!(
+            record.scope,
+            EventScope::ClusterDeployment(ClusterReference::new("ns", "c1"))
+        );
+        assert_eq!(record.reason, "host_status_updated");
+        assert_eq!(
+            record.message,
+            "Host host-1: updated status from installing-in-progress to cancelled (installation was canceled by user)"
+        );
+        // The cancelled host unbinds: pending a reboot into the discovery image.
+        let mut cancelled = agent(Cancelled, None, Some("c1"));
+        cancelled.status = Some(status);
+        let plan = run(&cancelled, None, &infra_env(None));
+        assert_eq!(state(&plan), "unbinding-pending-user-action");
+        // Nothing to cancel: before installation, day 2, preparing-failed.
+        assert!(cancel_for_teardown(&agent(Known, Some("c1"), Some("c1"))).is_none());
+        let mut day2 = agent(Installing, Some("c1"), Some("c1"));
+        day2.status.as_mut().unwrap().kind = "AddToExistingClusterHost".into();
+        assert!(cancel_for_teardown(&day2).is_none());
+        assert!(cancel_for_teardown(&agent(PreparingFailed, Some("c1"), Some("c1"))).is_none());
+    }
+
+    #[test]
+    fn deleting_an_infraenv_deregisters_pool_and_installed_hosts_and_waits_for_the_rest() {
+        let ie = infra_env(None);
+        let named = |name: &str, state: HostState| {
+            let mut a = agent(state, None, None);
+            a.metadata.name = Some(name.into());
+            a
+        };
+        let pool = named("pool", KnownUnbound);
+        let installed = named("installed", Installed);
+        let pending = named("pending", UnbindingPendingUserAction);
+        let fresh = named("fresh", Unregistered);
+        let bound = named("bound", Known);
+        let installing = named("installing", InstallingInProgress);
+        let mut other_ie = named("other", KnownUnbound);
+        other_ie.metadata.labels = Some([(LABEL_INFRAENV.to_owned(), "else".to_owned())].into());
+        let mut other_ns = named("elsewhere", KnownUnbound);
+        other_ns.metadata.namespace = Some("other".into());
+        let all = [
+            &pool,
+            &installed,
+            &pending,
+            &fresh,
+            &bound,
+            &installing,
+            &other_ie,
+            &other_ns,
+        ];
+        let d = infra_env_deletion(&ie, all);
+        let names = |v: &[&Agent]| -> Vec<String> {
+            v.iter().map(|a| a.metadata.name.clone().unwrap()).collect()
+        };
+        assert_eq!(names(&d.delete), ["pool", "installed", "pending", "fresh"]);
+        assert_eq!(names(&d.remaining), ["bound", "installing"]);
+        let d = infra_env_deletion(&ie, [&pool]);
+        assert!(d.remaining.is_empty());
+    }
+
+    #[test]
+    fn reclaim_reboots_an_installed_host_into_the_pool() {
+        let all = ReclaimContext {
+            image_service: true,
+            bare_metal_host: false,
+            spoke_reachable: true,
+        };
+        let reclaiming = |reclaim: ReclaimContext| {
+            reconcile_agent(
+                &agent(Installed, None, Some("c1")),
+                &AgentContext {
+                    infra_env: Some(&infra_env(None)),
+                    cluster: None,
+                    now: now(),
+                    requirements: Requirements::default(),
+                    cluster_hostnames: &[],
+                    reclaim,
+                },
+            )
+        };
+        let plan = reclaiming(all);
+        assert_eq!(state(&plan), "reclaiming");
+        assert_eq!(
+            plan.status.debug_info.state_info,
+            "Host is waiting to be unbound from the cluster"
+        );
+        assert_eq!(plan.status.bound_cluster_deployment, None);
+        assert_eq!(
+            reasons(&plan),
+            ["host_unbind_succeeded", "host_status_updated"]
+        );
+        // Without the image service, or with a BareMetalHost: pending user action.
+        for no in [
+            ReclaimContext {
+                image_service: false,
+                ..all
+            },
+            ReclaimContext {
+                bare_metal_host: true,
+                ..all
+            },
+        ] {
+            assert_eq!(state(&reclaiming(no)), "unbinding-pending-user-action");
+        }
+        // The reclaim agent reboots it; the discovery agent registers it into the pool.
+        let rebooting = rebooting_for_reclaim(&plan.status).unwrap();
+        assert_eq!(rebooting.debug_info.state, "reclaiming-rebooting");
+        assert_eq!(
+            rebooting.debug_info.state_info,
+            "Host is rebooting into the discovery image"
+        );
+        let back = register_host(&rebooting, None, inventory(4, 16)).unwrap();
+        assert_eq!(back.debug_info.state, "discovering-unbound");
+        assert!(rebooting_for_reclaim(&back).is_err());
     }
 }

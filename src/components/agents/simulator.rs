@@ -10,7 +10,10 @@
 //! Everything else (validations, bind, unbind) is the controller's.
 //!
 //! A host that runs from its installation disk runs no discovery agent: it neither checks in
-//! nor obeys steps. Starting the simulator again boots every host into the discovery image,
+//! nor obeys steps. When the controller reclaims it (`reclaiming`), the simulator plays the
+//! reclaim agent assisted-service starts on the spoke cluster's node: it reports
+//! RebootingForReclaim (`reclaiming-rebooting`) and reboots the host into the discovery image,
+//! whose agent registers it into the pool. Starting the simulator again boots every host into the discovery image,
 //! which returns an `unbinding-pending-user-action` host to the pool. A host whose Agent is
 //! deleted stops.
 
@@ -27,7 +30,7 @@ use tokio::sync::watch;
 
 use super::discovery::{Hardware, booted_from_disk, inventory};
 use super::keys::{ANN_CHECKED_IN_AT, LABEL_INFRAENV};
-use super::reconcile::{NextStep, next_step, register_host};
+use super::reconcile::{NextStep, next_step, rebooting_for_reclaim, register_host};
 use super::state::HostState;
 use super::types::{Agent, AgentSpec, ClusterReference, InfraEnv};
 
@@ -261,6 +264,21 @@ async fn tick(
             .and_then(|s| s.debug_info.state.parse().ok())
             .unwrap_or(HostState::Unregistered);
         if booted_from_disk(state) {
+            continue;
+        }
+        if next_step(state) == NextStep::RebootForReclaim {
+            tracing::info!(host = %name, "reclaim agent: rebooting into the discovery image");
+            let status = agent.status.clone().unwrap_or_default();
+            if let Ok(next) = rebooting_for_reclaim(&status) {
+                let mut rebooting = (*agent).clone();
+                rebooting.status = Some(next);
+                if let Err(e) = agents
+                    .replace_status(name, &PostParams::default(), &rebooting)
+                    .await
+                {
+                    tracing::debug!(host = %name, error = %e, "reclaim retried");
+                }
+            }
             continue;
         }
         if next_step(state) == NextStep::Exit {

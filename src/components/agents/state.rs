@@ -157,6 +157,9 @@ pub struct HostFacts {
     /// Bound hosts only: every validation a `known` host needs beyond the minimum hardware
     /// and the hostname (the cluster-dependent ones) passes.
     pub sufficient_for_install: bool,
+    /// Bound hosts only: the input a known host needs is there (the cluster's machine network;
+    /// upstream's `requiredInputFieldsExist`). Without it the host is `pending-for-input`.
+    pub input_fields_exist: bool,
     /// The messages of the failed validations, for `statusInfo`.
     pub failing_validations: Vec<String>,
     /// `reclaiming`/`reclaiming-rebooting` only: the reclaim has taken too long.
@@ -194,6 +197,8 @@ pub enum HostEvent {
     RebootingForReclaim,
     /// The reclaim agent gave up.
     ReclaimFailed,
+    /// CancelInstallation: the installation of the host's cluster is cancelled.
+    Cancel,
 }
 
 impl HostEvent {
@@ -206,6 +211,7 @@ impl HostEvent {
             HostEvent::Reclaim => EventKind::ReclaimHost,
             HostEvent::RebootingForReclaim => EventKind::RebootingForReclaim,
             HostEvent::ReclaimFailed => EventKind::ReclaimHostFailed,
+            HostEvent::Cancel => EventKind::CancelInstallation,
         }
     }
 }
@@ -220,6 +226,7 @@ pub enum EventKind {
     ReclaimHost,
     RebootingForReclaim,
     ReclaimHostFailed,
+    CancelInstallation,
 }
 
 impl fmt::Display for EventKind {
@@ -315,6 +322,9 @@ pub mod status_info {
     pub const DISCOVERING: &str = "Waiting for host to send hardware details";
     /// `$FAILING_VALIDATIONS` is replaced by the failed validations' messages, sorted,
     /// joined by ` ; `.
+    pub const PENDING_FOR_INPUT: &str = "Waiting for user input: $FAILING_VALIDATIONS";
+    /// The reason CancelInstallationInternal gives, which becomes the `statusInfo`.
+    pub const CANCELLED: &str = "installation was canceled by user";
     pub const INSUFFICIENT_HARDWARE: &str =
         "Host does not meet the minimum hardware requirements: $FAILING_VALIDATIONS";
     pub const NOT_READY_FOR_INSTALL: &str =
@@ -440,6 +450,16 @@ pub fn transition(from: HostState, event: &HostEvent) -> Result<Transition, Tran
             ),
             _ => refused,
         },
+        HostEvent::Cancel => match from {
+            InstallingPendingUserAction | Installing | InstallingInProgress | Installed | Error => {
+                go(Cancelled, text(status_info::CANCELLED), &[])
+            }
+            PreparingForInstallation | PreparingSuccessful => {
+                go(Known, text(status_info::CANCELLED), &[])
+            }
+            Known => go(Known, None, &[]),
+            _ => refused,
+        },
         HostEvent::ReclaimFailed => match from {
             Reclaiming | ReclaimingRebooting => go(
                 UnbindingPendingUserAction,
@@ -492,6 +512,11 @@ fn refresh(from: HostState, facts: &HostFacts) -> Option<Target> {
             if with_inventory && !facts.has_min_hardware() =>
         {
             with(Insufficient, status_info::INSUFFICIENT_HARDWARE)
+        }
+        Disconnected | Insufficient | PendingForInput | Discovering | Known
+            if with_inventory && facts.has_min_hardware() && !facts.input_fields_exist =>
+        {
+            with(PendingForInput, status_info::PENDING_FOR_INPUT)
         }
         Disconnected | Insufficient | PendingForInput | Discovering | Known
             if with_inventory
@@ -555,6 +580,7 @@ mod tests {
             has_min_memory: true,
             hostname_valid: true,
             sufficient_for_install: true,
+            input_fields_exist: true,
             failing_validations: Vec::new(),
             reclaim_timed_out: false,
         }
@@ -974,5 +1000,75 @@ mod tests {
         assert!(!Binding.is_unbound() && !Known.is_unbound());
         assert!(InstallingInProgress.is_installing() && PreparingFailed.is_installing());
         assert!(!Installed.is_installing());
+    }
+
+    #[test]
+    fn refresh_bound_host_without_the_machine_network_waits_for_input() {
+        let facts = HostFacts {
+            sufficient_for_install: false,
+            input_fields_exist: false,
+            failing_validations: vec!["Machine Network CIDR is undefined".into()],
+            ..all_good()
+        };
+        for from in [
+            Discovering,
+            Known,
+            Insufficient,
+            PendingForInput,
+            Disconnected,
+        ] {
+            let t = transition(from, &HostEvent::Refresh(facts.clone())).unwrap();
+            assert_eq!(t.to, PendingForInput, "{from}");
+            assert_eq!(
+                t.status_info.as_deref(),
+                Some("Waiting for user input: Machine Network CIDR is undefined")
+            );
+        }
+        // A pool host does not read it; insufficient hardware comes first.
+        let t = transition(KnownUnbound, &HostEvent::Refresh(facts.clone())).unwrap();
+        assert_eq!(t.to, KnownUnbound);
+        let small = HostFacts {
+            has_min_memory: false,
+            ..facts
+        };
+        assert_eq!(
+            transition(Known, &HostEvent::Refresh(small)).unwrap().to,
+            Insufficient
+        );
+    }
+
+    #[test]
+    fn cancel_installation() {
+        check(
+            &HostEvent::Cancel,
+            &table(&[
+                (
+                    &[
+                        InstallingPendingUserAction,
+                        Installing,
+                        InstallingInProgress,
+                        Installed,
+                        Error,
+                    ],
+                    Cancelled,
+                ),
+                (
+                    &[PreparingForInstallation, PreparingSuccessful, Known],
+                    Known,
+                ),
+            ]),
+        );
+        let t = transition(InstallingInProgress, &HostEvent::Cancel).unwrap();
+        assert_eq!(
+            t.status_info.as_deref(),
+            Some("installation was canceled by user")
+        );
+        assert!(t.effects.is_empty());
+        assert_eq!(
+            transition(Known, &HostEvent::Cancel).unwrap().status_info,
+            None
+        );
+        // preparing-failed has no rule upstream either.
+        assert!(transition(PreparingFailed, &HostEvent::Cancel).is_err());
     }
 }

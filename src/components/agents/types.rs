@@ -703,6 +703,28 @@ pub struct AgentClusterInstallSpec {
     /// Upstream derives it from the release image; `cvo` has no image set to read it from.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub cpu_architecture: String,
+    /// The cluster's networks: what the bound hosts' cluster-dependent validations read.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub networking: Networking,
+}
+
+/// `spec.networking` of an AgentClusterInstall, reduced to what host validations read.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Networking {
+    /// The networks the cluster's hosts are on (`machine-cidr-defined`,
+    /// `belongs-to-machine-cidr`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_network: Vec<MachineNetworkEntry>,
+    /// The user provides load balancing and DNS: no machine network is needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_managed_networking: Option<bool>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct MachineNetworkEntry {
+    /// An IP network in CIDR notation, e.g. `192.168.0.0/16`.
+    pub cidr: String,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]

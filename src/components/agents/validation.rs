@@ -303,6 +303,7 @@ pub fn validate_unbound(observation: &Observation, requirements: &Requirements) 
         has_min_memory: passed("has-min-memory"),
         hostname_valid: passed("hostname-valid"),
         sufficient_for_install: false,
+        input_fields_exist: true,
         failing_validations: (results.iter())
             .filter(|(_, status, _)| *status == Status::Failure)
             .map(|(_, _, message)| message.clone())
@@ -314,6 +315,230 @@ pub fn validate_unbound(observation: &Observation, requirements: &Requirements) 
         info,
         facts,
         verdict,
+    }
+}
+
+/// assisted-service's default hardware requirements of a role (`HW_VALIDATOR_REQUIREMENTS`):
+/// a control-plane host needs 4 cores and 16 GiB, a worker (or a host whose role is still
+/// `auto-assign`) 2 cores and 8 GiB; both a 100 GB disk.
+pub fn role_requirements(role: &str) -> Requirements {
+    match role {
+        "master" | "bootstrap" => Requirements {
+            min_cpu_cores: 4,
+            min_ram_mib: 16384,
+            min_disk_size_gb: 100,
+        },
+        _ => Requirements::default(),
+    }
+}
+
+/// What a bound host's cluster-dependent validations read: the cluster's AgentClusterInstall,
+/// the other hosts bound to it, and the host's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClusterContext<'a> {
+    /// `spec.networking.machineNetwork[].cidr`.
+    pub machine_networks: &'a [String],
+    /// `spec.networking.userManagedNetworking`.
+    pub user_managed_networking: bool,
+    /// The host is added to an installed cluster (day 2): no machine network is needed.
+    pub day2: bool,
+    /// The hostnames of the other hosts bound to the same cluster.
+    pub other_hostnames: &'a [String],
+    /// The Agent's `spec.role`; empty reads as `auto-assign`.
+    pub role: &'a str,
+}
+
+/// The validations of a bound host: [`validate_unbound`]'s, and the cluster-dependent ones
+/// `cvo` has inputs for (role minimums, hostname uniqueness, the machine network). The facts
+/// say whether the host can be installed (`known`) and whether user input is missing (the
+/// machine network: `pending-for-input`).
+pub fn validate_bound(
+    observation: &Observation,
+    pool: &Requirements,
+    cluster: &ClusterContext,
+) -> Validated {
+    let mut validated = validate_unbound(observation, pool);
+    let results = cluster_results(observation, cluster);
+    for (id, status, message) in &results {
+        let category = lookup(id).map_or(Network, |v| v.category);
+        validated
+            .info
+            .entry(category.as_str().to_owned())
+            .or_default()
+            .push(ValidationResult {
+                id: (*id).to_owned(),
+                status: status.as_str().to_owned(),
+                message: message.clone(),
+            });
+    }
+    let order = |id: &str| VALIDATIONS.iter().position(|v| v.id == id);
+    for list in validated.info.values_mut() {
+        list.sort_by_key(|r| order(&r.id));
+    }
+    let facts = &mut validated.facts;
+    facts.failing_validations.extend(
+        (results.iter())
+            .filter(|(_, status, _)| *status == Status::Failure)
+            .map(|(_, _, message)| message.clone()),
+    );
+    facts.sufficient_for_install = results.iter().all(|(_, s, _)| *s == Status::Success);
+    facts.input_fields_exist = results
+        .iter()
+        .any(|(id, s, _)| *id == "machine-cidr-defined" && *s == Status::Success);
+    validated
+}
+
+type Outcome = (&'static str, Status, String);
+
+/// The cluster-dependent results, with upstream's messages.
+fn cluster_results(observation: &Observation, cluster: &ClusterContext) -> Vec<Outcome> {
+    let inventory = observation.inventory;
+    let role = match cluster.role {
+        "" => super::keys::ROLE_AUTO_ASSIGN,
+        role => role,
+    };
+    let needs = role_requirements(role);
+    let hostname = match (observation.requested_hostname, inventory) {
+        ("", Some(inventory)) => inventory.hostname.as_str(),
+        (requested, _) => requested,
+    };
+    let mut out: Vec<Outcome> = Vec::new();
+    match inventory {
+        None => {
+            for id in ["has-cpu-cores-for-role", "has-memory-for-role"] {
+                out.push((id, Status::Pending, "Missing inventory or role".into()));
+            }
+            out.push((
+                "hostname-unique",
+                Status::Pending,
+                "Missing inventory".into(),
+            ));
+        }
+        Some(inv) => {
+            let cores = inv.cpu.count >= needs.min_cpu_cores;
+            out.push((
+                "has-cpu-cores-for-role",
+                success_if(cores),
+                match cores {
+                    true => format!("Sufficient CPU cores for role {role}"),
+                    false => format!(
+                        "Require at least {} CPU cores for {role} role, found only {}",
+                        needs.min_cpu_cores, inv.cpu.count
+                    ),
+                },
+            ));
+            let memory = inv.memory.physical_bytes >= mib(needs.min_ram_mib);
+            out.push((
+                "has-memory-for-role",
+                success_if(memory),
+                match memory {
+                    true => format!("Sufficient RAM for role {role}"),
+                    false => format!(
+                        "Require at least {} RAM for role {role}, found only {}",
+                        bytes_to_string(mib(needs.min_ram_mib)),
+                        bytes_to_string(inv.memory.physical_bytes)
+                    ),
+                },
+            ));
+            let unique = !cluster.other_hostnames.iter().any(|h| h == hostname);
+            out.push((
+                "hostname-unique",
+                success_if(unique),
+                match unique {
+                    true => format!("Hostname {hostname} is unique in cluster"),
+                    false => format!("Hostname {hostname} is not unique in cluster"),
+                },
+            ));
+        }
+    }
+    let networks_defined = !cluster.machine_networks.is_empty();
+    let (defined, defined_message) = if cluster.user_managed_networking {
+        (
+            Status::Success,
+            "No Machine Network CIDR needed: User Managed Networking",
+        )
+    } else if cluster.day2 {
+        (
+            Status::Success,
+            "No Machine Network CIDR needed: Day2 cluster",
+        )
+    } else if networks_defined {
+        (Status::Success, "Machine Network CIDR is defined")
+    } else {
+        (
+            Status::Failure,
+            "Machine Network CIDR is undefined; the Machine Network CIDR can be defined by setting either the API or Ingress virtual IPs",
+        )
+    };
+    out.push(("machine-cidr-defined", defined, defined_message.into()));
+    let belongs = if cluster.day2 {
+        (
+            Status::Success,
+            "No machine network CIDR validation needed: Day2 cluster",
+        )
+    } else if cluster.user_managed_networking {
+        (
+            Status::Success,
+            "No machine network CIDR validation needed: User Managed Networking",
+        )
+    } else {
+        match inventory {
+            Some(inv) if networks_defined => {
+                let all = (cluster.machine_networks.iter()).all(|cidr| host_in_network(inv, cidr));
+                match all {
+                    true => (Status::Success, "Host belongs to all machine network CIDRs"),
+                    false => (
+                        Status::Failure,
+                        "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks",
+                    ),
+                }
+            }
+            _ => (Status::Pending, "Missing inventory or machine network CIDR"),
+        }
+    };
+    out.push(("belongs-to-machine-cidr", belongs.0, belongs.1.into()));
+    out
+}
+
+/// Whether one of the host's interface addresses is in `cidr` (an unreadable CIDR contains
+/// nothing).
+fn host_in_network(inventory: &HostInventory, cidr: &str) -> bool {
+    let Some(network) = parse_cidr(cidr) else {
+        return false;
+    };
+    (inventory.interfaces.iter())
+        .flat_map(|i| i.ipv4_addresses.iter().chain(&i.ipv6_addresses))
+        .filter_map(|a| parse_cidr(a))
+        .any(|(address, _)| network_contains(network, address))
+}
+
+/// `ADDRESS/PREFIX` (a bare address is a host route). `core::net`: address values only, no
+/// sockets.
+fn parse_cidr(text: &str) -> Option<(core::net::IpAddr, u8)> {
+    let (address, prefix) = match text.split_once('/') {
+        Some((a, p)) => (a, p.parse().ok()?),
+        None => (text, 128),
+    };
+    let address: core::net::IpAddr = address.parse().ok()?;
+    let max = if address.is_ipv4() { 32 } else { 128 };
+    Some((address, prefix.min(max)))
+}
+
+fn network_contains(
+    (network, prefix): (core::net::IpAddr, u8),
+    address: core::net::IpAddr,
+) -> bool {
+    use core::net::IpAddr::{V4, V6};
+    match (network, address) {
+        (V4(n), V4(a)) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            u32::from(n) & mask == u32::from(a) & mask
+        }
+        (V6(n), V6(a)) => {
+            let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            u128::from(n) & mask == u128::from(a) & mask
+        }
+        _ => false,
     }
 }
 
@@ -554,5 +779,184 @@ mod tests {
         let before = ids.len();
         ids.dedup();
         assert_eq!(ids.len(), before);
+    }
+
+    fn on_network(mut inv: HostInventory, address: &str) -> HostInventory {
+        inv.interfaces = vec![crate::components::agents::types::HostInterface {
+            name: "eth0".into(),
+            ipv4_addresses: vec![address.into()],
+            ..Default::default()
+        }];
+        inv
+    }
+
+    fn bound(inv: Option<&HostInventory>, cluster: &ClusterContext) -> Validated {
+        let observation = Observation {
+            connected: true,
+            media_connected: true,
+            inventory: inv,
+            requested_hostname: "",
+        };
+        validate_bound(&observation, &Requirements::default(), cluster)
+    }
+
+    const NETWORK: &[String] = &[];
+
+    fn cluster<'a>(
+        networks: &'a [String],
+        others: &'a [String],
+        role: &'a str,
+    ) -> ClusterContext<'a> {
+        ClusterContext {
+            machine_networks: networks,
+            user_managed_networking: false,
+            day2: false,
+            other_hostnames: others,
+            role,
+        }
+    }
+
+    #[test]
+    fn a_bound_host_runs_the_cluster_dependent_validations() {
+        let networks = ["192.168.0.0/16".to_owned()];
+        let inv = on_network(inventory(4, 16, 120, "worker-0"), "192.168.1.7/16");
+        let v = bound(Some(&inv), &cluster(&networks, &[], ""));
+        assert!(v.facts.sufficient_for_install && v.facts.input_fields_exist);
+        assert!(v.facts.failing_validations.is_empty());
+        for (id, message) in [
+            (
+                "has-cpu-cores-for-role",
+                "Sufficient CPU cores for role auto-assign",
+            ),
+            ("has-memory-for-role", "Sufficient RAM for role auto-assign"),
+            ("hostname-unique", "Hostname worker-0 is unique in cluster"),
+            ("machine-cidr-defined", "Machine Network CIDR is defined"),
+            (
+                "belongs-to-machine-cidr",
+                "Host belongs to all machine network CIDRs",
+            ),
+        ] {
+            assert_eq!(result(&v, id).message, message, "{id}");
+            assert_eq!(result(&v, id).status, "success", "{id}");
+            assert!(!shown_for_unbound(id) || id.ends_with("-for-role"), "{id}");
+        }
+        let hardware: Vec<&str> = v.info["hardware"].iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(
+            hardware,
+            [
+                "has-inventory",
+                "has-min-cpu-cores",
+                "has-min-memory",
+                "has-min-valid-disks",
+                "has-cpu-cores-for-role",
+                "has-memory-for-role",
+                "hostname-unique",
+                "hostname-valid"
+            ]
+        );
+    }
+
+    #[test]
+    fn bound_failures_with_upstreams_messages() {
+        let networks = ["10.0.0.0/24".to_owned()];
+        let others = ["worker-0".to_owned()];
+        // A master needs 4 cores and 16 GiB; this host is on another network and its name
+        // is taken.
+        let inv = on_network(inventory(2, 8, 120, "worker-0"), "192.168.1.7/16");
+        let v = bound(Some(&inv), &cluster(&networks, &others, "master"));
+        let want = [
+            (
+                "has-cpu-cores-for-role",
+                "Require at least 4 CPU cores for master role, found only 2",
+            ),
+            (
+                "has-memory-for-role",
+                "Require at least 16GiB RAM for role master, found only 8GiB",
+            ),
+            (
+                "hostname-unique",
+                "Hostname worker-0 is not unique in cluster",
+            ),
+            (
+                "belongs-to-machine-cidr",
+                "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks",
+            ),
+        ];
+        for (id, message) in want {
+            assert_eq!(result(&v, id).status, "failure", "{id}");
+            assert_eq!(result(&v, id).message, message, "{id}");
+        }
+        assert!(!v.facts.sufficient_for_install);
+        assert!(v.facts.input_fields_exist);
+        assert_eq!(v.facts.failing_validations.len(), 4);
+        // The pool minimums still pass: only the cluster says no.
+        assert!(v.facts.sufficient_to_be_bound());
+    }
+
+    #[test]
+    fn machine_network_undefined_is_missing_input_unless_not_needed() {
+        let inv = on_network(inventory(4, 16, 120, "w"), "192.168.1.7/16");
+        let v = bound(Some(&inv), &cluster(NETWORK, &[], "worker"));
+        assert_eq!(result(&v, "machine-cidr-defined").status, "failure");
+        assert_eq!(
+            result(&v, "machine-cidr-defined").message,
+            "Machine Network CIDR is undefined; the Machine Network CIDR can be defined by setting either the API or Ingress virtual IPs"
+        );
+        assert_eq!(result(&v, "belongs-to-machine-cidr").status, "pending");
+        assert_eq!(
+            result(&v, "belongs-to-machine-cidr").message,
+            "Missing inventory or machine network CIDR"
+        );
+        assert!(!v.facts.input_fields_exist && !v.facts.sufficient_for_install);
+        let umn = ClusterContext {
+            user_managed_networking: true,
+            ..cluster(NETWORK, &[], "worker")
+        };
+        let v = bound(Some(&inv), &umn);
+        assert_eq!(
+            result(&v, "machine-cidr-defined").message,
+            "No Machine Network CIDR needed: User Managed Networking"
+        );
+        assert_eq!(
+            result(&v, "belongs-to-machine-cidr").message,
+            "No machine network CIDR validation needed: User Managed Networking"
+        );
+        assert!(v.facts.sufficient_for_install);
+        let day2 = ClusterContext {
+            day2: true,
+            ..cluster(NETWORK, &[], "worker")
+        };
+        let v = bound(Some(&inv), &day2);
+        assert_eq!(
+            result(&v, "machine-cidr-defined").message,
+            "No Machine Network CIDR needed: Day2 cluster"
+        );
+        assert!(v.facts.sufficient_for_install);
+        // Without inventory the host-side checks wait.
+        let v = bound(None, &cluster(NETWORK, &[], "worker"));
+        assert_eq!(
+            result(&v, "has-cpu-cores-for-role").message,
+            "Missing inventory or role"
+        );
+        assert_eq!(result(&v, "hostname-unique").status, "pending");
+    }
+
+    #[test]
+    fn networks_contain_addresses() {
+        let net = |c: &str| parse_cidr(c).unwrap();
+        let addr = |a: &str| parse_cidr(a).unwrap().0;
+        assert!(network_contains(
+            net("192.168.0.0/16"),
+            addr("192.168.200.1/24")
+        ));
+        assert!(!network_contains(
+            net("192.168.0.0/24"),
+            addr("192.168.1.1")
+        ));
+        assert!(network_contains(net("0.0.0.0/0"), addr("10.1.2.3")));
+        assert!(network_contains(net("fd00::/64"), addr("fd00::5/64")));
+        assert!(!network_contains(net("fd00::/64"), addr("10.0.0.1")));
+        assert!(parse_cidr("not-a-network").is_none());
+        assert!(parse_cidr("10.0.0.0/x").is_none());
     }
 }
