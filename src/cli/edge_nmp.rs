@@ -145,8 +145,13 @@ fn status(args: NmpStatusArgs) -> CliResult {
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     match &args.statuses {
         Some(path) => {
-            worker.restore(read_statuses(path)?);
-            worker.start(&policies, node_policy.as_ref(), &versions, now, &mut rng);
+            worker.restore(read_statuses(path)?, &hub);
+            let deferred = worker.start(&policies, node_policy.as_ref(), &versions, now, &mut rng);
+            for name in deferred {
+                eprintln!(
+                    "note: {name} asks for latest and is in progress: the hub's versions are checked again for it when it ends"
+                );
+            }
         }
         None => worker.sync(&policies, node_policy.as_ref(), now, &mut rng),
     }
@@ -173,22 +178,25 @@ fn node_state(node: &exchange::Node, policy: Option<&NodePolicy>) -> NodeState {
             .find(|p| p.name == name)
             .and_then(|p| p.value.clone())
     };
-    let device = DeviceFacts {
-        os: property("openhorizon.operatingSystem").and_then(|v| v.as_str().map(str::to_owned)),
+    let device = policy.map(|_| DeviceFacts {
+        os: property(agent_files::OS_PROPERTY).map(|v| match v {
+            Value::String(os) => os,
+            other => other.to_string(),
+        }),
         arch: (property("openhorizon.arch").and_then(|v| v.as_str().map(str::to_owned)))
             .unwrap_or_else(|| node.arch.clone()),
         containerized: property("openhorizon.containerized").and_then(|v| v.as_bool())
             == Some(true),
-    };
+    });
     let cluster = node.node_type == "cluster";
     let versions = (FileKind::ALL.into_iter())
         .filter_map(|kind| Some((kind, node.software_versions.get(kind.node_key())?.clone())))
         .collect();
-    let (software_files, software_files_error) = match agent_files::software_files(cluster, &device)
-    {
-        Ok(files) => (files, None),
-        Err(e) => (Vec::new(), Some(e)),
-    };
+    let (software_files, software_files_error) =
+        match agent_files::software_files(cluster, device.as_ref()) {
+            Ok(files) => (files, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
     NodeState {
         pattern: node.pattern.clone(),
         cluster,

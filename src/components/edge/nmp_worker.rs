@@ -91,10 +91,19 @@ pub struct Transition {
 /// How a download ended (anax's `NMPDownloadCompleteMessage`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum DownloadOutcome {
-    NoAction(UpgradedVersions, LatestMap),
-    Downloaded(UpgradedVersions, LatestMap, Vec<(FileKind, String)>),
+    NoAction,
+    Downloaded(Vec<(FileKind, String)>),
     PrecheckFailed(String),
     DownloadFailed(String),
+}
+
+/// What a download records besides its outcome, when known: the versions it resolved (tried)
+/// and which kinds the manifest asked as `latest`. A failed job keeps both, so that a new
+/// `latest` can re-arm it when it is not what it tried.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Recorded {
+    save: Option<UpgradedVersions>,
+    latest: Option<LatestMap>,
 }
 
 /// What a job will download: per kind the version and the files, the files the manifest
@@ -131,26 +140,39 @@ impl Worker {
     }
 
     /// Takes over statuses kept from before (the agent's database, or a previous run's): a
-    /// job already downloaded will install the kinds whose recorded version the node does not
-    /// run yet.
-    pub fn restore(&mut self, statuses: BTreeMap<String, PolicyStatus>) {
+    /// job already downloaded will install the recorded versions the download chose. The
+    /// status records the software version even when it was not chosen (anax's
+    /// `versionsToSave`), so the download's decision (`wants`) is made again per
+    /// recorded version: a recorded downgrade without `allowDowngrade` is not installed.
+    pub fn restore(&mut self, statuses: BTreeMap<String, PolicyStatus>, hub: &Hub) {
         self.planned.clear();
-        for (name, status) in &statuses {
-            let v = &status.agent_upgrade.upgraded_versions;
-            let kinds: Vec<(FileKind, String)> = [
-                (FileKind::Software, &v.software_version),
-                (FileKind::Config, &v.config_version),
-                (FileKind::Cert, &v.cert_version),
-            ]
-            .into_iter()
-            .filter(|(kind, version)| !version.is_empty() && self.node.version(*kind) != *version)
-            .map(|(kind, version)| (kind, version.clone()))
-            .collect();
+        self.statuses = statuses;
+        let names: Vec<String> = self.statuses.keys().cloned().collect();
+        for name in names {
+            let kinds = self.replanned(&name, hub);
             if !kinds.is_empty() {
-                self.planned.insert(name.clone(), kinds);
+                self.planned.insert(name, kinds);
             }
         }
-        self.statuses = statuses;
+    }
+
+    /// The recorded versions of a status that its download would install.
+    fn replanned(&self, name: &str, hub: &Hub) -> Vec<(FileKind, String)> {
+        let Some(status) = self.statuses.get(name) else {
+            return Vec::new();
+        };
+        let v = &status.agent_upgrade.upgraded_versions;
+        [
+            (FileKind::Software, &v.software_version),
+            (FileKind::Config, &v.config_version),
+            (FileKind::Cert, &v.cert_version),
+        ]
+        .into_iter()
+        .filter(|(kind, version)| {
+            !version.is_empty() && self.wants(name, status, *kind, version, hub) == Ok(true)
+        })
+        .map(|(kind, version)| (kind, version.clone()))
+        .collect()
     }
 
     /// The agent starts with statuses kept from before (anax `Initialize`, in its order): the
@@ -300,11 +322,7 @@ impl Worker {
         }
         let mut plan = Plan {
             manifest: format!("{org}/{id}"),
-            latest: LatestMap {
-                software_latest: manifest.is_latest(FileKind::Software),
-                config_latest: manifest.is_latest(FileKind::Config),
-                cert_latest: manifest.is_latest(FileKind::Cert),
-            },
+            latest: latest_map(manifest),
             ..Plan::default()
         };
         for (&kind, wanted) in &resolved {
@@ -399,39 +417,60 @@ impl Worker {
         now: i64,
         fetch: &mut impl FnMut(FileKind, &str, &str) -> Result<(), String>,
     ) {
-        let outcome = match self.plan(name, hub) {
-            Err(message) => DownloadOutcome::PrecheckFailed(message),
-            Ok(plan) => fetch_all(&plan, fetch).unwrap_or_else(|| {
-                if plan.kinds.is_empty() {
-                    DownloadOutcome::NoAction(plan.save, plan.latest)
-                } else if plan.missing.is_empty() {
-                    DownloadOutcome::Downloaded(plan.save, plan.latest, plan.kinds)
-                } else {
-                    DownloadOutcome::PrecheckFailed(format!(
-                        "The following package or file names are not listed in the manifest {}: {}",
-                        plan.manifest,
-                        plan.missing.join(", ")
-                    ))
-                }
-            }),
+        let (outcome, recorded) = match self.plan(name, hub) {
+            // The manifest, when there is one, still says which kinds asked for `latest`: a
+            // `latest` that had no versions is re-armed when versions appear.
+            Err(message) => {
+                let latest = (self.statuses.get(name))
+                    .and_then(|s| hub.manifest(&s.internal.manifest).2)
+                    .map(latest_map);
+                let recorded = Recorded { save: None, latest };
+                (DownloadOutcome::PrecheckFailed(message), recorded)
+            }
+            Ok(plan) => {
+                let outcome = fetch_all(&plan, fetch).unwrap_or_else(|| {
+                    if plan.kinds.is_empty() {
+                        DownloadOutcome::NoAction
+                    } else if plan.missing.is_empty() {
+                        DownloadOutcome::Downloaded(plan.kinds.clone())
+                    } else {
+                        DownloadOutcome::PrecheckFailed(format!(
+                            "The following package or file names are not listed in the manifest {}: {}",
+                            plan.manifest,
+                            plan.missing.join(", ")
+                        ))
+                    }
+                });
+                let recorded = Recorded {
+                    save: Some(plan.save),
+                    latest: Some(plan.latest),
+                };
+                (outcome, recorded)
+            }
         };
-        self.download_complete(name, outcome, now);
+        self.download_complete(name, outcome, recorded, now);
     }
 
-    /// anax `DownloadComplete`.
-    fn download_complete(&mut self, name: &str, outcome: DownloadOutcome, now: i64) {
+    /// anax `DownloadComplete`: the outcome, and what was recorded when known.
+    fn download_complete(
+        &mut self,
+        name: &str,
+        outcome: DownloadOutcome,
+        recorded: Recorded,
+        now: i64,
+    ) {
         let Some(status) = self.statuses.get_mut(name) else {
             return;
         };
+        if let Some(save) = recorded.save {
+            status.agent_upgrade.upgraded_versions = save;
+        }
+        if let Some(latest) = recorded.latest {
+            status.internal.latest_map = latest;
+        }
         let to = match outcome {
-            DownloadOutcome::NoAction(save, latest) => {
-                status.agent_upgrade.upgraded_versions = save;
-                status.internal.latest_map = latest;
-                Status::NoActionRequired
-            }
-            DownloadOutcome::Downloaded(save, latest, kinds) => {
-                status.agent_upgrade.upgraded_versions = save;
-                status.internal.latest_map = latest;
+            DownloadOutcome::NoAction => Status::NoActionRequired,
+            DownloadOutcome::Downloaded(kinds) => {
                 self.planned.insert(name.to_owned(), kinds);
                 match self.node.ha_group.is_empty() {
                     true => Status::Downloaded,
@@ -526,10 +565,12 @@ impl Worker {
     }
 
     /// anax `HandleAgentFilesVersionChange`: the hub's versions changed; the statuses whose
-    /// manifest asked for `latest` are evaluated again. Active jobs are deferred (returned);
-    /// failed ones are re-armed unless the new latest is what they tried; the others unless the
-    /// node already runs it. A re-armed status due already is scheduled again in the window,
-    /// from the policy's `lastUpdated`.
+    /// manifest asked for `latest` are evaluated again. Active jobs (`ha node waiting`
+    /// included) are deferred (returned); failed ones are re-armed unless the new latest is
+    /// what they tried; the others unless the node already runs it. A re-armed status is
+    /// `waiting` with its times and download tries cleared, scheduled again in the policy's
+    /// window from now (spec B.2; anax's code counts from the policy's `lastUpdated`, which
+    /// would make the job due at once).
     pub fn versions_changed(
         &mut self,
         versions: &AgentFileVersions,
@@ -545,13 +586,7 @@ impl Worker {
             if !latest.any() || status.status() == Status::Waiting {
                 continue;
             }
-            if matches!(
-                status.status(),
-                Status::Downloaded
-                    | Status::DownloadStarted
-                    | Status::Initiated
-                    | Status::RollbackStarted
-            ) {
+            if status.status().is_active() {
                 deferred.push(name);
                 continue;
             }
@@ -569,18 +604,16 @@ impl Worker {
             if done {
                 continue;
             }
-            let due = status.internal.scheduled_unix_time <= now;
-            if let (true, Some(policy)) = (due, nmps.get(&name)) {
-                let at =
-                    scheduled_start("now", &policy.last_updated, policy.start_window, now, rng);
-                if let Some(status) = self.statuses.get_mut(&name) {
+            let at =
+                (nmps.get(&name)).map(|p| scheduled_start("now", "", p.start_window, now, rng));
+            if let Some(status) = self.statuses.get_mut(&name) {
+                if let Some(at) = at {
                     status.internal.scheduled_unix_time = at;
                     status.agent_upgrade.scheduled_time = rfc3339(at);
                 }
-            }
-            if let Some(status) = self.statuses.get_mut(&name) {
                 status.agent_upgrade.start_time.clear();
                 status.agent_upgrade.end_time.clear();
+                status.internal.download_attempts = 0;
             }
             self.set(&name, Status::Waiting, now);
         }
@@ -611,6 +644,15 @@ impl Worker {
             _ => {}
         }
         self.monitor(now, ha_turn);
+    }
+}
+
+/// Which kinds a manifest asks as `latest` (anax `checkForLatestKeywords`).
+fn latest_map(manifest: &UpgradeManifest) -> LatestMap {
+    LatestMap {
+        software_latest: manifest.is_latest(FileKind::Software),
+        config_latest: manifest.is_latest(FileKind::Config),
+        cert_latest: manifest.is_latest(FileKind::Cert),
     }
 }
 

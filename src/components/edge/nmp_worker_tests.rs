@@ -611,17 +611,30 @@ fn a_new_latest_re_arms() {
         );
         minute += 1;
     }
-    // A failed download records no versions: the latest counts as not tried.
+    // A failed download records the latest it tried: the same versions do not re-arm it, a
+    // new latest does, with its download tries cleared.
+    let s = &failed.statuses["org/n"];
+    assert!(s.internal.latest_map.software_latest);
+    assert_eq!(s.agent_upgrade.upgraded_versions.software_version, "2.31.0");
     assert!(
         failed
             .versions_changed(&old, &policies, T0 + 7200, &mut rng(3))
             .is_empty()
     );
+    assert_eq!(failed.statuses["org/n"].status(), Status::DownloadFailed);
+    failed.versions_changed(&new, &policies, T0 + 7200, &mut rng(3));
+    let s = &failed.statuses["org/n"];
+    assert_eq!(s.status(), Status::Waiting);
+    assert_eq!(s.internal.download_attempts, 0);
+    assert!((T0 + 7200..T0 + 7800).contains(&s.internal.scheduled_unix_time));
+    // ha node waiting is active: deferred, not re-armed.
+    let mut ha = worker.clone();
+    ha.statuses.get_mut("org/n").unwrap().agent_upgrade.status = Status::HaNodeWaiting;
     assert_eq!(
-        failed.statuses["org/n"].status(),
-        Status::DownloadFailed,
-        "latest map unknown"
+        ha.versions_changed(&versions(&["2.33.0"]), &policies, T0, &mut rng(4)),
+        ["org/n"]
     );
+    assert_eq!(ha.statuses["org/n"].status(), Status::HaNodeWaiting);
     // Active jobs are deferred.
     let mut active = worker.clone();
     active
@@ -825,7 +838,7 @@ fn starting_from_kept_statuses() {
     let mut after = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
     let mut kept = before.statuses.clone();
     kept.get_mut("org/a").unwrap().agent_upgrade.status = Status::Reset;
-    after.restore(kept);
+    after.restore(kept, &hub);
     after.start(&policies, None, &versions, T0 + 600, &mut rng(2));
     assert_eq!(after.statuses["org/a"].status(), Status::Waiting, "reset");
     run(&mut after, &hub, T0 + 600, T0 + 720);
@@ -839,7 +852,120 @@ fn starting_from_kept_statuses() {
     let mut cut = before.clone();
     cut.statuses.get_mut("org/b").unwrap().agent_upgrade.status = Status::DownloadStarted;
     let kept = cut.statuses.clone();
-    cut.restore(kept);
+    cut.restore(kept, &hub);
     cut.start(&policies, None, &versions, T0 + 600, &mut rng(2));
     assert_eq!(cut.statuses["org/b"].status(), Status::Waiting);
+}
+
+#[test]
+fn a_restored_download_installs_only_what_it_chose() {
+    // The node runs software 2.31.0 and config 1.0.0; the manifest pins software 2.30.0 (a
+    // downgrade, not allowed) and config latest. The status records software 2.30.0 anyway.
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("2.30.0", "latest"))]);
+    let versions = versions(&["2.30.0", "2.31.0"]);
+    let hub = Hub {
+        org: "org",
+        versions: &versions,
+        manifests: &manifests,
+    };
+    let policies = nmps(vec![("org/n", upgrade_policy("p", T0, 0, "m", false))]);
+    let mut node = cluster_node("org/p", "2.31.0");
+    node.versions.insert(FileKind::Config, "1.0.0".into());
+    let mut before = Worker::new(node.clone(), "/w");
+    before.sync(&policies, None, T0, &mut rng(1));
+    run(&mut before, &hub, T0, T0 + 120);
+    let recorded = &before.statuses["org/n"];
+    assert_eq!(recorded.status(), Status::Downloaded);
+    assert_eq!(
+        recorded.agent_upgrade.upgraded_versions.software_version,
+        "2.30.0"
+    );
+    // Restarted from the kept statuses: only the config is installed.
+    let mut after = Worker::new(node.clone(), "/w");
+    after.restore(before.statuses.clone(), &hub);
+    after.start(&policies, None, &versions, T0 + 600, &mut rng(2));
+    let mut installed = Vec::new();
+    let mut now = T0 + 600;
+    while now < T0 + 900 {
+        after.tick(now, &hub, true, &mut ok, &mut |kinds| {
+            installed.extend_from_slice(kinds);
+            Ok(())
+        });
+        now += MONITOR_PERIOD;
+    }
+    assert_eq!(after.statuses["org/n"].status(), Status::Successful);
+    assert_eq!(installed, [(FileKind::Config, "1.1.0".to_owned())]);
+    assert_eq!(after.node.versions[&FileKind::Software], "2.31.0");
+    // With allowDowngrade the same record installs the downgrade.
+    let mut allowed = before.statuses.clone();
+    allowed.get_mut("org/n").unwrap().internal.allow_downgrade = true;
+    let mut after = Worker::new(node, "/w");
+    after.restore(allowed, &hub);
+    run(&mut after, &hub, T0 + 600, T0 + 900);
+    assert_eq!(after.node.versions[&FileKind::Software], "2.30.0");
+}
+
+#[test]
+fn a_re_armed_job_is_scheduled_from_now_not_from_last_updated() {
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("latest", ""))]);
+    let old = versions(&["2.31.0"]);
+    let new = versions(&["2.31.0", "2.32.0"]);
+    let hub = Hub {
+        org: "org",
+        versions: &old,
+        manifests: &manifests,
+    };
+    let mut policies = nmps(vec![(
+        "org/n",
+        policy(
+            r#"{"patterns": ["p"], "enabled": true, "start": "now", "startWindow": 600,
+                "agentUpgradePolicy": {"manifest": "m"},
+                "lastUpdated": "2026-01-01T00:00:00.000000Z[UTC]"}"#,
+        ),
+    )]);
+    let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    worker.sync(&policies, None, T0, &mut rng(1));
+    // Created: from lastUpdated (2026-01-01, long past), so due at once.
+    let jan = exchange_time("2026-01-01T00:00:00.000000Z[UTC]").unwrap();
+    assert!((jan..jan + 600).contains(&worker.statuses["org/n"].internal.scheduled_unix_time));
+    run(&mut worker, &hub, T0, T0 + 300);
+    assert_eq!(worker.statuses["org/n"].status(), Status::Successful);
+    // Re-armed by a new latest: from now, in the window.
+    for seed in 0..20 {
+        let mut again = worker.clone();
+        again.versions_changed(&new, &policies, T0 + 3600, &mut rng(seed));
+        let s = &again.statuses["org/n"];
+        assert_eq!(s.status(), Status::Waiting);
+        assert!(
+            (T0 + 3600..T0 + 4200).contains(&s.internal.scheduled_unix_time),
+            "seed {seed}: {}",
+            s.agent_upgrade.scheduled_time
+        );
+    }
+    // A window of 0: exactly now.
+    policies.get_mut("org/n").unwrap().start_window = 0;
+    worker.versions_changed(&new, &policies, T0 + 3600, &mut rng(1));
+    assert_eq!(
+        worker.statuses["org/n"].internal.scheduled_unix_time,
+        T0 + 3600
+    );
+}
+
+#[test]
+fn a_latest_without_versions_is_re_armed_when_versions_appear() {
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("latest", ""))]);
+    let none = versions(&[]);
+    let hub = Hub {
+        org: "org",
+        versions: &none,
+        manifests: &manifests,
+    };
+    let policies = nmps(vec![("org/n", upgrade_policy("p", T0, 0, "m", false))]);
+    let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    worker.sync(&policies, None, T0, &mut rng(1));
+    run(&mut worker, &hub, T0, T0 + 120);
+    assert_eq!(worker.statuses["org/n"].status(), Status::PrecheckFailed);
+    assert!(worker.statuses["org/n"].internal.latest_map.software_latest);
+    worker.versions_changed(&versions(&["2.31.0"]), &policies, T0 + 600, &mut rng(2));
+    assert_eq!(worker.statuses["org/n"].status(), Status::Waiting);
 }
