@@ -73,9 +73,11 @@ pub struct Hub<'a> {
 
 impl Hub<'_> {
     /// A manifest named `org/id` or `id` (then in the node's org): its org, id and content.
+    /// The hub holds the node's org's manifests: one in another org is not found.
     fn manifest(&self, name: &str) -> (String, String, Option<&UpgradeManifest>) {
         let (org, id) = name.split_once('/').unwrap_or((self.org, name));
-        (org.to_owned(), id.to_owned(), self.manifests.get(id))
+        let found = (org == self.org).then(|| self.manifests.get(id)).flatten();
+        (org.to_owned(), id.to_owned(), found)
     }
 }
 
@@ -742,16 +744,35 @@ pub fn scheduled_start(
     now: i64,
     rng: &mut impl Rng,
 ) -> i64 {
-    let base = match start {
-        "now" => exchange_time(last_updated).unwrap_or(now),
-        // A start that is not RFC 3339 is Go's zero time (validation refuses it before).
-        other => (other.parse::<jiff::Timestamp>()).map_or(ZERO_TIME, |t| t.as_second()),
-    };
+    let base = schedule_base(start, last_updated, now);
     match window > 0 {
         // Saturating: a start near the end of time plus a huge window stays a time.
         true => base.saturating_add(rng.gen_range(0..window)),
         false => base,
     }
+}
+
+/// Where a policy's window opens: `start`, or for `now` its `lastUpdated` or the clock.
+fn schedule_base(start: &str, last_updated: &str, now: i64) -> i64 {
+    match start {
+        "now" => exchange_time(last_updated).unwrap_or(now),
+        // A start that is not RFC 3339 is Go's zero time (validation refuses it before).
+        other => (other.parse::<jiff::Timestamp>()).map_or(ZERO_TIME, |t| t.as_second()),
+    }
+}
+
+/// The last second a status can show as RFC 3339 (`9999-12-30T22:00:00Z`).
+pub fn last_time() -> i64 {
+    jiff::Timestamp::MAX.as_second()
+}
+
+/// Whether every time the worker may schedule the policy at, running from `now` to `until`,
+/// can be shown: its window from its start (or `lastUpdated`, or the clock), and a re-arm's
+/// window from `until`, end by [`last_time`].
+pub fn window_fits(policy: &ManagementPolicy, now: i64, until: i64) -> bool {
+    let base = schedule_base(&policy.start, &policy.last_updated, now).max(until);
+    base.checked_add(policy.start_window)
+        .is_some_and(|end| end <= last_time())
 }
 
 /// The exchange's timestamps, `2006-01-02T15:04:05.000000Z[UTC]`, in Unix seconds.

@@ -141,7 +141,7 @@ fn latest_scheduled_first_and_one_job_at_a_time() {
     assert_eq!(worker.monitor(T0 + 200, false).as_deref(), Some("org/c"));
     assert_eq!(worker.monitor(T0 + 260, false), None, "c is active");
     assert_eq!(worker.active(), ["org/c"]);
-    // Ends of a job free the node.
+    // A restart sends a download cut short back to waiting.
     worker2.restart(T0 + 1);
     assert_eq!(worker2.statuses["org/a"].status(), Status::Waiting);
 }
@@ -968,4 +968,73 @@ fn a_latest_without_versions_is_re_armed_when_versions_appear() {
     assert!(worker.statuses["org/n"].internal.latest_map.software_latest);
     worker.versions_changed(&versions(&["2.31.0"]), &policies, T0 + 600, &mut rng(2));
     assert_eq!(worker.statuses["org/n"].status(), Status::Waiting);
+}
+
+#[test]
+fn a_manifest_of_another_org_is_not_found() {
+    let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    let policies = nmps(vec![(
+        "org/n",
+        upgrade_policy("p", T0, 0, "other/m", false),
+    )]);
+    worker.sync(&policies, None, T0, &mut rng(1));
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("latest", ""))]);
+    let versions = versions(&["2.31.0"]);
+    let hub = Hub {
+        org: "org",
+        versions: &versions,
+        manifests: &manifests,
+    };
+    run(&mut worker, &hub, T0, T0 + 120);
+    let s = &worker.statuses["org/n"];
+    assert_eq!(s.status(), Status::PrecheckFailed);
+    assert!(
+        s.agent_upgrade.error_message.contains("other/m"),
+        "{}",
+        s.agent_upgrade.error_message
+    );
+    // The node's own org, named or not, is found.
+    for name in ["m", "org/m"] {
+        let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+        let policies = nmps(vec![("org/n", upgrade_policy("p", T0, 0, name, false))]);
+        worker.sync(&policies, None, T0, &mut rng(1));
+        run(&mut worker, &hub, T0, T0 + 300);
+        assert_eq!(
+            worker.statuses["org/n"].status(),
+            Status::Successful,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn windows_end_before_the_last_time_a_status_can_show() {
+    let last = last_time();
+    assert_eq!(rfc3339(last), "9999-12-30T22:00:00Z");
+    assert_eq!(rfc3339(last + 1), "", "past it there is no RFC 3339 time");
+    let at = |start: &str, window: i64| {
+        let mut p = policy(&format!(
+            r#"{{"patterns": ["p"], "start": "{start}", "startWindow": {window}}}"#
+        ));
+        p.last_updated = String::new();
+        p
+    };
+    let cases = [
+        (at("2026-03-01T00:00:00Z", 3600), T0, T0, true),
+        (at("9999-12-30T21:00:00Z", 3600), T0, T0, true),
+        (at("9999-12-30T21:00:00Z", 3601), T0, T0, false),
+        (at("2026-03-01T00:00:00Z", i64::MAX), T0, T0, false),
+        // now: from the clock; a re-arm at the end of the run counts too.
+        (at("now", 60), last - 60, last - 60, true),
+        (at("now", 60), T0, last - 30, false),
+    ];
+    for (policy, now, until, fits) in cases {
+        assert_eq!(
+            window_fits(&policy, now, until),
+            fits,
+            "{} {}",
+            policy.start,
+            policy.start_window
+        );
+    }
 }
