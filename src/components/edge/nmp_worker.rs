@@ -276,7 +276,8 @@ impl Worker {
 
     /// anax `checkNMPTimeToRun`: promotes `ha node waiting` when the node may run (no HA group,
     /// or its turn in the group); nothing while a job is active; else starts the due `waiting`
-    /// status with the latest scheduled time (a tie goes to the last name). Returns it.
+    /// status scheduled strictly before `now` (anax `TimeToStart`: `Before(now)`) with the latest
+    /// scheduled time (a tie goes to the last name). Returns it.
     pub fn monitor(&mut self, now: i64, ha_turn: bool) -> Option<String> {
         let ha_waiting: Vec<String> = (self.statuses.iter())
             .filter(|(_, s)| s.status() == Status::HaNodeWaiting)
@@ -291,7 +292,7 @@ impl Worker {
             return None;
         }
         let next = (self.statuses.iter())
-            .filter(|(_, s)| s.status() == Status::Waiting && s.internal.scheduled_unix_time <= now)
+            .filter(|(_, s)| s.status() == Status::Waiting && s.internal.scheduled_unix_time < now)
             .max_by_key(|(_, s)| s.internal.scheduled_unix_time)
             .map(|(name, _)| name.clone())?;
         self.set(&next, Status::DownloadStarted, now);

@@ -18,6 +18,9 @@ fn policy(json: &str) -> ManagementPolicy {
         .policy
 }
 
+/// A pattern policy whose window opens a second before `start`: the monitor starts a job only
+/// once its scheduled time is strictly past (anax `TimeToStart`), so a tick at `start` finds it
+/// due.
 fn upgrade_policy(
     pattern: &str,
     start: i64,
@@ -28,7 +31,7 @@ fn upgrade_policy(
     policy(&format!(
         r#"{{"patterns": ["{pattern}"], "enabled": true, "start": "{}", "startWindow": {window},
             "agentUpgradePolicy": {{"manifest": "{manifest}", "allowDowngrade": {down}}}}}"#,
-        rfc3339(start)
+        rfc3339(start - 1)
     ))
 }
 
@@ -134,6 +137,7 @@ fn latest_scheduled_first_and_one_job_at_a_time() {
             .all(|s| s.status() == Status::Waiting)
     );
     assert_eq!(worker.monitor(T0 - 1, false), None, "nothing due yet");
+    // Scheduled at T0 - 1: at that very second not yet (strictly before the clock), at T0 yes.
     assert_eq!(worker.monitor(T0, false).as_deref(), Some("org/a"));
     let mut worker2 = worker.clone();
     // Once b and c are due too, the latest goes first; a tie goes to the last name.
@@ -745,7 +749,7 @@ fn a_thousand_nodes() {
 
     // Start times: uniform over the window.
     let offsets: Vec<i64> = (workers.iter())
-        .map(|w| w.statuses["org/upgrade"].internal.scheduled_unix_time - T0)
+        .map(|w| w.statuses["org/upgrade"].internal.scheduled_unix_time - (T0 - 1))
         .collect();
     assert!(offsets.iter().all(|o| (0..WINDOW).contains(o)));
     let counts = deciles(&offsets, WINDOW);
