@@ -773,9 +773,90 @@ fn nmp_status_refuses_bad_input() {
         r#"{"patterns": ["web"], "start": "tomorrow"}"#,
     );
     let start = dir.path().join("start").display().to_string();
-    let (_, _, stderr) = run(&start, &manifests, "2026-03-01T00:00:00Z");
+    let (code, _, stderr) = run(&start, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
     assert!(
         stderr.contains("The start time must be in RFC3339 format or set to \"now\"."),
+        "{stderr}"
+    );
+    // Typos inside agentUpgradePolicy and a property.
+    write(
+        "inner/d.json",
+        r#"{"patterns": ["web"], "enabled": true, "agentUpgradePolicy": {"manifest": "up", "alowDowngrade": true}}"#,
+    );
+    let inner = dir.path().join("inner").display().to_string();
+    let (code, _, stderr) = run(&inner, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("d.json: myorg/d"), "{stderr}");
+    assert!(stderr.contains("did you mean allowDowngrade?"), "{stderr}");
+    write(
+        "prop/e.json",
+        r#"{"enabled": true, "properties": [{"name": "ring", "valu": 1}]}"#,
+    );
+    let prop = dir.path().join("prop").display().to_string();
+    let (code, _, stderr) = run(&prop, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("e.json: myorg/e") && stderr.contains("did you mean value?"),
+        "{stderr}"
+    );
+    // No enabled: a warning, the policy is ignored.
+    write("noenabled/f.json", r#"{"patterns": ["web"]}"#);
+    let noenabled = dir.path().join("noenabled").display().to_string();
+    let (code, _, stderr) = run(&noenabled, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("f.json: myorg/f: no enabled field"),
+        "{stderr}"
+    );
+    // The seed's manifest may not replace a manifest file of the same id.
+    write(
+        "seedpol/g.json",
+        r#"{"patterns": ["web"], "enabled": true, "agentUpgradePolicy": {"atLeastVersion": "2.30.0"}}"#,
+    );
+    write(
+        "seedman/seed-g.json",
+        r#"{"softwareUpgrade": {"files": ["*"], "version": "latest"}}"#,
+    );
+    let seedpol = dir.path().join("seedpol").display().to_string();
+    let seedman = dir.path().join("seedman").display().to_string();
+    let (code, _, stderr) = run(&seedpol, &seedman, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("g.json: myorg/g: the seed's atLeastVersion stands for a manifest seed-g"),
+        "{stderr}"
+    );
+    write(
+        "seedbad/h.json",
+        r#"{"patterns": ["web"], "enabled": true, "agentUpgradePolicy": {"atLeastVersion": "2.x"}}"#,
+    );
+    let seedbad = dir.path().join("seedbad").display().to_string();
+    let (code, _, stderr) = run(&seedbad, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("h.json: myorg/h: agentUpgradePolicy.atLeastVersion:"),
+        "{stderr}"
+    );
+    // Times a status cannot show.
+    write(
+        "late/i.json",
+        r#"{"patterns": ["web"], "enabled": true, "start": "9999-12-30T21:00:00Z", "startWindow": 7200}"#,
+    );
+    let late = dir.path().join("late").display().to_string();
+    let (code, _, stderr) = run(&late, &manifests, "2026-03-01T00:00:00Z");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("myorg/i: its start plus startWindow pass"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(
+        &format!("{NMP}/policies"),
+        &manifests,
+        "9999-12-30T21:59:30Z",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("runs past 9999-12-30T22:00:00Z"),
         "{stderr}"
     );
     // A manifest version that is no version.
@@ -903,6 +984,39 @@ fn nmp_status_starts_from_kept_statuses() {
     assert_eq!(code, 1);
     assert!(
         stderr.contains("statuses.json") && stderr.contains("did you mean managementStatus?"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn nmp_status_refuses_a_kept_status_that_is_no_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept.json");
+    std::fs::write(
+        &kept,
+        r#"{"managementStatus": {"myorg/upgrade": {"agentUpgradePolicyStatus": {"status": "downloadd"}}}}"#,
+    )
+    .unwrap();
+    let kept = kept.display().to_string();
+    let (code, _, stderr) = text_of(&[
+        "nmp",
+        "status",
+        "--node",
+        &format!("{NMP}/node.json"),
+        "--policies",
+        &format!("{NMP}/policies"),
+        "--versions",
+        &format!("{NMP}/versions.json"),
+        "--manifests",
+        &format!("{NMP}/manifests"),
+        "--statuses",
+        &kept,
+        "--now",
+        "2026-03-01T00:00:00Z",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("kept.json: myorg/upgrade:") && stderr.contains("did you mean downloaded?"),
         "{stderr}"
     );
 }

@@ -21,8 +21,10 @@ use crate::components::edge::agent_files::{
 };
 use crate::components::edge::exchange::{self, NodePolicy};
 use crate::components::edge::nmp::{self, ManagementPolicy};
-use crate::components::edge::nmp_status::PolicyStatus;
-use crate::components::edge::nmp_worker::{Hub, MONITOR_PERIOD, NodeState, Worker};
+use crate::components::edge::nmp_status::{PolicyStatus, Status};
+use crate::components::edge::nmp_worker::{
+    self, Hub, MONITOR_PERIOD, NodeState, Worker, last_time,
+};
 use crate::components::edge::version;
 use crate::suggest;
 
@@ -63,7 +65,8 @@ pub struct NmpStatusArgs {
     /// The node (`/orgs/{org}/nodes/{id}`): pattern, nodeType, softwareVersions, ha_group.
     #[arg(long, value_name = "FILE")]
     pub node: PathBuf,
-    /// The node policy (`/nodes/{id}/policy`); without it no policy-based NMP applies.
+    /// The node policy (`/nodes/{id}/policy`); without it an empty one (only NMPs without
+    /// constraints apply, as in anax) and a device's agent files cannot be named.
     #[arg(long, value_name = "FILE")]
     pub node_policy: Option<PathBuf>,
     /// The org's node management policies.
@@ -134,6 +137,25 @@ fn status(args: NmpStatusArgs) -> CliResult {
         None => BTreeMap::new(),
     };
     let policies = read_policies(&args.policies, &org, &mut manifests)?;
+    let now = args.now.as_second();
+    let until = now + i64::from(args.steps) * MONITOR_PERIOD;
+    if until > last_time() {
+        return Err(anyhow!(
+            "--now {} with --steps {} runs past 9999-12-30T22:00:00Z, the last time a status can show: use an earlier --now or fewer steps",
+            args.now,
+            args.steps
+        )
+        .into());
+    }
+    if let Some((name, _)) =
+        (policies.iter()).find(|(_, p)| !nmp_worker::window_fits(p, now, until))
+    {
+        return Err(anyhow!(
+            "{}: {name}: its start plus startWindow pass 9999-12-30T22:00:00Z, the last time a status can show: use a smaller startWindow or an earlier start",
+            args.policies.display()
+        )
+        .into());
+    }
 
     let mut worker = Worker::new(node_state(&node, node_policy.as_ref()), WORKING_DIR);
     let hub = Hub {
@@ -141,12 +163,16 @@ fn status(args: NmpStatusArgs) -> CliResult {
         versions: &versions,
         manifests: &manifests,
     };
-    let now = args.now.as_second();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     match &args.statuses {
         Some(path) => {
-            worker.restore(read_statuses(path)?);
-            worker.start(&policies, node_policy.as_ref(), &versions, now, &mut rng);
+            worker.restore(read_statuses(path)?, &hub);
+            let deferred = worker.start(&policies, node_policy.as_ref(), &versions, now, &mut rng);
+            for name in deferred {
+                eprintln!(
+                    "note: {name} asks for latest and is in progress: the hub's versions are checked again for it when it ends"
+                );
+            }
         }
         None => worker.sync(&policies, node_policy.as_ref(), now, &mut rng),
     }
@@ -173,22 +199,25 @@ fn node_state(node: &exchange::Node, policy: Option<&NodePolicy>) -> NodeState {
             .find(|p| p.name == name)
             .and_then(|p| p.value.clone())
     };
-    let device = DeviceFacts {
-        os: property("openhorizon.operatingSystem").and_then(|v| v.as_str().map(str::to_owned)),
+    let device = policy.map(|_| DeviceFacts {
+        os: property(agent_files::OS_PROPERTY).map(|v| match v {
+            Value::String(os) => os,
+            other => other.to_string(),
+        }),
         arch: (property("openhorizon.arch").and_then(|v| v.as_str().map(str::to_owned)))
             .unwrap_or_else(|| node.arch.clone()),
         containerized: property("openhorizon.containerized").and_then(|v| v.as_bool())
             == Some(true),
-    };
+    });
     let cluster = node.node_type == "cluster";
     let versions = (FileKind::ALL.into_iter())
         .filter_map(|kind| Some((kind, node.software_versions.get(kind.node_key())?.clone())))
         .collect();
-    let (software_files, software_files_error) = match agent_files::software_files(cluster, &device)
-    {
-        Ok(files) => (files, None),
-        Err(e) => (Vec::new(), Some(e)),
-    };
+    let (software_files, software_files_error) =
+        match agent_files::software_files(cluster, device.as_ref()) {
+            Ok(files) => (files, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
     NodeState {
         pattern: node.pattern.clone(),
         cluster,
@@ -308,6 +337,13 @@ fn read_policies(
         for (name, value) in entries {
             let at = || format!("{}: {name}", path.display());
             check_keys(&value, "node management policy", &NMP_KEYS).with_context(at)?;
+            check_parts(&value).with_context(at)?;
+            if value.get("enabled").is_none() {
+                eprintln!(
+                    "warning: {}: no enabled field, which the exchange requires: taken as false, the policy is ignored",
+                    at()
+                );
+            }
             let policy: ManagementPolicy = serde_json::from_value(value)
                 .with_context(|| format!("{}: not a node management policy", at()))?;
             let validated = nmp::validate(policy).with_context(at)?;
@@ -317,8 +353,20 @@ fn read_policies(
             let mut policy = validated.policy;
             if let Some(seed) = validated.seed_manifest {
                 let id = format!("seed-{}", name.rsplit('/').next().unwrap_or(&name));
-                let manifest = serde_json::from_value(seed).context("the seed's manifest")?;
-                manifests.insert(id.clone(), manifest);
+                let manifest: UpgradeManifest =
+                    serde_json::from_value(seed).context("the seed's manifest")?;
+                manifest.validate().map_err(|e| {
+                    anyhow!(
+                        "{}: agentUpgradePolicy.atLeastVersion: {e} Use current or a version",
+                        at()
+                    )
+                })?;
+                if manifests.insert(id.clone(), manifest).is_some() {
+                    bail!(
+                        "{}: the seed's atLeastVersion stands for a manifest {id}, and --manifests has a file {id}.json: rename that file or give the policy a manifest",
+                        at()
+                    );
+                }
                 if let Some(upgrade) = policy.agent_upgrade_policy.as_mut() {
                     upgrade.manifest = id;
                 }
@@ -335,6 +383,26 @@ fn read_policies(
     Ok(policies)
 }
 
+/// The fields inside an NMP's `agentUpgradePolicy` and `properties` entries.
+fn check_parts(value: &Value) -> anyhow::Result<()> {
+    if let Some(upgrade) = value.get("agentUpgradePolicy") {
+        let known = [
+            "manifest",
+            "allowDowngrade",
+            "atLeastVersion",
+            "start",
+            "duration",
+        ];
+        check_keys(upgrade, "agentUpgradePolicy", &known)?;
+    }
+    if let Some(Value::Array(properties)) = value.get("properties") {
+        for property in properties {
+            check_keys(property, "property", &["name", "value", "type"])?;
+        }
+    }
+    Ok(())
+}
+
 /// `{"managementStatus": {"ORG/NAME": status}}`, as `-o json` prints it.
 fn read_statuses(path: &Path) -> anyhow::Result<BTreeMap<String, PolicyStatus>> {
     let value: Value = serde_json::from_str(&read(path)?)
@@ -346,6 +414,16 @@ fn read_statuses(path: &Path) -> anyhow::Result<BTreeMap<String, PolicyStatus>> 
     )
     .with_context(|| format!("{}", path.display()))?;
     let statuses = value.get("managementStatus").cloned().unwrap_or(json!({}));
+    // A status that is no status: the valid ones and the near miss, not serde's variant list.
+    if let Value::Object(map) = &statuses {
+        for (name, status) in map {
+            let text = status.pointer("/agentUpgradePolicyStatus/status");
+            if let Some(text) = text.and_then(Value::as_str) {
+                text.parse::<Status>()
+                    .map_err(|e| anyhow!("{}: {name}: {e}", path.display()))?;
+            }
+        }
+    }
     serde_json::from_value(statuses).with_context(|| {
         format!(
             "{}: not node management statuses with agentUpgradeInternal (as `cvo edge nmp status -o json` prints them)",

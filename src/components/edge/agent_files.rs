@@ -168,29 +168,40 @@ pub fn best_matching_version(available: &[String], wanted: &str) -> Result<Strin
         .ok_or(ResolveError::NoMatch)
 }
 
+/// The built-in node property that names a device's operating system.
+pub const OS_PROPERTY: &str = "openhorizon.operatingSystem";
+
 /// What decides a device's software package names: the built-in node properties
 /// `openhorizon.operatingSystem`, `openhorizon.arch` and `openhorizon.containerized`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeviceFacts {
+    /// `None`: the node policy has no operating system property.
     pub os: Option<String>,
     pub arch: String,
     pub containerized: bool,
 }
 
 /// The software files a node needs (anax `formAgentUpgradePackageNames`): the edge cluster
-/// files for a cluster; for a device its container image when containerized, and the package
-/// for its operating system. An operating system with no package type is an error.
-pub fn software_files(cluster: bool, device: &DeviceFacts) -> Result<Vec<String>, String> {
+/// files for a cluster; for a device (`None`: it has no node policy) its container image when
+/// containerized, and the package for its operating system. A device without a node policy,
+/// without the operating system property, or with an operating system that has no package
+/// type is an error (the job's `precheck failed`). An empty operating system names no package.
+/// (anax's agent always holds a node policy; a cluster's files do not depend on it.)
+pub fn software_files(cluster: bool, device: Option<&DeviceFacts>) -> Result<Vec<String>, String> {
     if cluster {
         return Ok(CLUSTER_FILES.iter().map(|f| f.to_string()).collect());
     }
+    let device = device.ok_or("No node policy found in the local db.")?;
+    let os = device.os.as_deref().ok_or_else(|| {
+        format!("Failed to find node os property: Error: property {OS_PROPERTY} not found in list.")
+    })?;
     let mut files = Vec::new();
     if device.containerized {
         files.push(format!("{}_anax.tar.gz", device.arch));
     }
-    let Some(os) = device.os.as_deref().filter(|os| !os.is_empty()) else {
+    if os.is_empty() {
         return Ok(files);
-    };
+    }
     let package = match os {
         "mac" => "pkg",
         "ubuntu" | "debian" | "raspbian" => "deb",
@@ -301,19 +312,35 @@ mod tests {
                 device(Some("debian"), "arm64", true),
                 vec!["arm64_anax.tar.gz", "horizon-agent-linux-deb-arm64.tar.gz"],
             ),
-            (device(None, "amd64", true), vec!["amd64_anax.tar.gz"]),
+            (device(Some(""), "amd64", true), vec!["amd64_anax.tar.gz"]),
         ];
         for (facts, want) in cases {
-            assert_eq!(software_files(false, &facts).unwrap(), want, "{facts:?}");
+            assert_eq!(
+                software_files(false, Some(&facts)).unwrap(),
+                want,
+                "{facts:?}"
+            );
         }
-        assert_eq!(
-            software_files(true, &DeviceFacts::default()).unwrap(),
-            CLUSTER_FILES
-        );
-        assert_eq!(
-            software_files(false, &device(Some("windows"), "amd64", false)).unwrap_err(),
-            "Failed to find package type for install type windows"
-        );
+        assert_eq!(software_files(true, None).unwrap(), CLUSTER_FILES);
+        let errors = [
+            (
+                Some(device(Some("windows"), "amd64", false)),
+                "Failed to find package type for install type windows",
+            ),
+            // No files is not "nothing to upgrade": the job fails its precheck.
+            (None, "No node policy found in the local db."),
+            (
+                Some(device(None, "amd64", true)),
+                "Failed to find node os property: Error: property openhorizon.operatingSystem not found in list.",
+            ),
+        ];
+        for (facts, want) in errors {
+            assert_eq!(
+                software_files(false, facts.as_ref()).unwrap_err(),
+                want,
+                "{facts:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Node management policies (spec B.2): the schema as the exchange stores it and its validation
 //! (anax's and the exchange's rules), with the seed design's form accepted and translated. Pure.
-//! [`applies`] decides which NMPs apply to a node. The per-node worker is not here yet.
+//! [`applies`] decides which NMPs apply to a node; the per-node worker is `nmp_worker`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -98,12 +98,13 @@ pub fn validate(mut policy: ManagementPolicy) -> Result<Validated, NmpError> {
             }
         }
         if let Some(version) = upgrade.at_least_version.take() {
+            // "At least X" is the range from X up; `current` is whatever the hub has last.
             let version = match version.as_str() {
                 "current" => "latest".to_owned(),
-                _ => version,
+                _ => format!("[{version},INFINITY)"),
             };
             warnings.push(format!(
-                "agentUpgradePolicy.atLeastVersion (seed) is an upgrade manifest in the shipped system: store the manifest given and name it in agentUpgradePolicy.manifest (software, config and certificate at {version})"
+                "agentUpgradePolicy.atLeastVersion (seed) is an upgrade manifest in the shipped system: store the manifest given and name it in agentUpgradePolicy.manifest (software, config and certificate at {version}, the highest available version at least the one given)"
             ));
             seed_manifest = Some(json!({
                 "softwareUpgrade": {"files": ["*"], "version": version},
@@ -274,6 +275,20 @@ mod tests {
             "latest"
         );
         assert_eq!(v.warnings.len(), 3, "{:?}", v.warnings);
+        // At least a version: the range from it up, said in the warning.
+        let v = validate(nmp(
+            r#"{"patterns": ["p"], "agentUpgradePolicy": {"atLeastVersion": "2.30.0"}}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            v.seed_manifest.unwrap()["softwareUpgrade"]["version"],
+            "[2.30.0,INFINITY)"
+        );
+        assert!(
+            v.warnings[0].contains("at [2.30.0,INFINITY)"),
+            "{:?}",
+            v.warnings
+        );
         // The seed's start is validated like the shipped one.
         let bad = nmp(r#"{"agentUpgradePolicy": {"start": "soon"}}"#);
         assert_eq!(validate(bad), Err(NmpError::Start));

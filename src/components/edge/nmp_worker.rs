@@ -73,9 +73,11 @@ pub struct Hub<'a> {
 
 impl Hub<'_> {
     /// A manifest named `org/id` or `id` (then in the node's org): its org, id and content.
+    /// The hub holds the node's org's manifests: one in another org is not found.
     fn manifest(&self, name: &str) -> (String, String, Option<&UpgradeManifest>) {
         let (org, id) = name.split_once('/').unwrap_or((self.org, name));
-        (org.to_owned(), id.to_owned(), self.manifests.get(id))
+        let found = (org == self.org).then(|| self.manifests.get(id)).flatten();
+        (org.to_owned(), id.to_owned(), found)
     }
 }
 
@@ -91,10 +93,19 @@ pub struct Transition {
 /// How a download ended (anax's `NMPDownloadCompleteMessage`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum DownloadOutcome {
-    NoAction(UpgradedVersions, LatestMap),
-    Downloaded(UpgradedVersions, LatestMap, Vec<(FileKind, String)>),
+    NoAction,
+    Downloaded(Vec<(FileKind, String)>),
     PrecheckFailed(String),
     DownloadFailed(String),
+}
+
+/// What a download records besides its outcome, when known: the versions it resolved (tried)
+/// and which kinds the manifest asked as `latest`. A failed job keeps both, so that a new
+/// `latest` can re-arm it when it is not what it tried.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Recorded {
+    save: Option<UpgradedVersions>,
+    latest: Option<LatestMap>,
 }
 
 /// What a job will download: per kind the version and the files, the files the manifest
@@ -131,26 +142,39 @@ impl Worker {
     }
 
     /// Takes over statuses kept from before (the agent's database, or a previous run's): a
-    /// job already downloaded will install the kinds whose recorded version the node does not
-    /// run yet.
-    pub fn restore(&mut self, statuses: BTreeMap<String, PolicyStatus>) {
+    /// job already downloaded will install the recorded versions the download chose. The
+    /// status records the software version even when it was not chosen (anax's
+    /// `versionsToSave`), so the download's decision (`wants`) is made again per
+    /// recorded version: a recorded downgrade without `allowDowngrade` is not installed.
+    pub fn restore(&mut self, statuses: BTreeMap<String, PolicyStatus>, hub: &Hub) {
         self.planned.clear();
-        for (name, status) in &statuses {
-            let v = &status.agent_upgrade.upgraded_versions;
-            let kinds: Vec<(FileKind, String)> = [
-                (FileKind::Software, &v.software_version),
-                (FileKind::Config, &v.config_version),
-                (FileKind::Cert, &v.cert_version),
-            ]
-            .into_iter()
-            .filter(|(kind, version)| !version.is_empty() && self.node.version(*kind) != *version)
-            .map(|(kind, version)| (kind, version.clone()))
-            .collect();
+        self.statuses = statuses;
+        let names: Vec<String> = self.statuses.keys().cloned().collect();
+        for name in names {
+            let kinds = self.replanned(&name, hub);
             if !kinds.is_empty() {
-                self.planned.insert(name.clone(), kinds);
+                self.planned.insert(name, kinds);
             }
         }
-        self.statuses = statuses;
+    }
+
+    /// The recorded versions of a status that its download would install.
+    fn replanned(&self, name: &str, hub: &Hub) -> Vec<(FileKind, String)> {
+        let Some(status) = self.statuses.get(name) else {
+            return Vec::new();
+        };
+        let v = &status.agent_upgrade.upgraded_versions;
+        [
+            (FileKind::Software, &v.software_version),
+            (FileKind::Config, &v.config_version),
+            (FileKind::Cert, &v.cert_version),
+        ]
+        .into_iter()
+        .filter(|(kind, version)| {
+            !version.is_empty() && self.wants(name, status, *kind, version, hub) == Ok(true)
+        })
+        .map(|(kind, version)| (kind, version.clone()))
+        .collect()
     }
 
     /// The agent starts with statuses kept from before (anax `Initialize`, in its order): the
@@ -252,7 +276,8 @@ impl Worker {
 
     /// anax `checkNMPTimeToRun`: promotes `ha node waiting` when the node may run (no HA group,
     /// or its turn in the group); nothing while a job is active; else starts the due `waiting`
-    /// status with the latest scheduled time (a tie goes to the last name). Returns it.
+    /// status scheduled strictly before `now` (anax `TimeToStart`: `Before(now)`) with the latest
+    /// scheduled time (a tie goes to the last name). Returns it.
     pub fn monitor(&mut self, now: i64, ha_turn: bool) -> Option<String> {
         let ha_waiting: Vec<String> = (self.statuses.iter())
             .filter(|(_, s)| s.status() == Status::HaNodeWaiting)
@@ -267,7 +292,7 @@ impl Worker {
             return None;
         }
         let next = (self.statuses.iter())
-            .filter(|(_, s)| s.status() == Status::Waiting && s.internal.scheduled_unix_time <= now)
+            .filter(|(_, s)| s.status() == Status::Waiting && s.internal.scheduled_unix_time < now)
             .max_by_key(|(_, s)| s.internal.scheduled_unix_time)
             .map(|(name, _)| name.clone())?;
         self.set(&next, Status::DownloadStarted, now);
@@ -300,11 +325,7 @@ impl Worker {
         }
         let mut plan = Plan {
             manifest: format!("{org}/{id}"),
-            latest: LatestMap {
-                software_latest: manifest.is_latest(FileKind::Software),
-                config_latest: manifest.is_latest(FileKind::Config),
-                cert_latest: manifest.is_latest(FileKind::Cert),
-            },
+            latest: latest_map(manifest),
             ..Plan::default()
         };
         for (&kind, wanted) in &resolved {
@@ -399,39 +420,60 @@ impl Worker {
         now: i64,
         fetch: &mut impl FnMut(FileKind, &str, &str) -> Result<(), String>,
     ) {
-        let outcome = match self.plan(name, hub) {
-            Err(message) => DownloadOutcome::PrecheckFailed(message),
-            Ok(plan) => fetch_all(&plan, fetch).unwrap_or_else(|| {
-                if plan.kinds.is_empty() {
-                    DownloadOutcome::NoAction(plan.save, plan.latest)
-                } else if plan.missing.is_empty() {
-                    DownloadOutcome::Downloaded(plan.save, plan.latest, plan.kinds)
-                } else {
-                    DownloadOutcome::PrecheckFailed(format!(
-                        "The following package or file names are not listed in the manifest {}: {}",
-                        plan.manifest,
-                        plan.missing.join(", ")
-                    ))
-                }
-            }),
+        let (outcome, recorded) = match self.plan(name, hub) {
+            // The manifest, when there is one, still says which kinds asked for `latest`: a
+            // `latest` that had no versions is re-armed when versions appear.
+            Err(message) => {
+                let latest = (self.statuses.get(name))
+                    .and_then(|s| hub.manifest(&s.internal.manifest).2)
+                    .map(latest_map);
+                let recorded = Recorded { save: None, latest };
+                (DownloadOutcome::PrecheckFailed(message), recorded)
+            }
+            Ok(plan) => {
+                let outcome = fetch_all(&plan, fetch).unwrap_or_else(|| {
+                    if plan.kinds.is_empty() {
+                        DownloadOutcome::NoAction
+                    } else if plan.missing.is_empty() {
+                        DownloadOutcome::Downloaded(plan.kinds.clone())
+                    } else {
+                        DownloadOutcome::PrecheckFailed(format!(
+                            "The following package or file names are not listed in the manifest {}: {}",
+                            plan.manifest,
+                            plan.missing.join(", ")
+                        ))
+                    }
+                });
+                let recorded = Recorded {
+                    save: Some(plan.save),
+                    latest: Some(plan.latest),
+                };
+                (outcome, recorded)
+            }
         };
-        self.download_complete(name, outcome, now);
+        self.download_complete(name, outcome, recorded, now);
     }
 
-    /// anax `DownloadComplete`.
-    fn download_complete(&mut self, name: &str, outcome: DownloadOutcome, now: i64) {
+    /// anax `DownloadComplete`: the outcome, and what was recorded when known.
+    fn download_complete(
+        &mut self,
+        name: &str,
+        outcome: DownloadOutcome,
+        recorded: Recorded,
+        now: i64,
+    ) {
         let Some(status) = self.statuses.get_mut(name) else {
             return;
         };
+        if let Some(save) = recorded.save {
+            status.agent_upgrade.upgraded_versions = save;
+        }
+        if let Some(latest) = recorded.latest {
+            status.internal.latest_map = latest;
+        }
         let to = match outcome {
-            DownloadOutcome::NoAction(save, latest) => {
-                status.agent_upgrade.upgraded_versions = save;
-                status.internal.latest_map = latest;
-                Status::NoActionRequired
-            }
-            DownloadOutcome::Downloaded(save, latest, kinds) => {
-                status.agent_upgrade.upgraded_versions = save;
-                status.internal.latest_map = latest;
+            DownloadOutcome::NoAction => Status::NoActionRequired,
+            DownloadOutcome::Downloaded(kinds) => {
                 self.planned.insert(name.to_owned(), kinds);
                 match self.node.ha_group.is_empty() {
                     true => Status::Downloaded,
@@ -526,10 +568,12 @@ impl Worker {
     }
 
     /// anax `HandleAgentFilesVersionChange`: the hub's versions changed; the statuses whose
-    /// manifest asked for `latest` are evaluated again. Active jobs are deferred (returned);
-    /// failed ones are re-armed unless the new latest is what they tried; the others unless the
-    /// node already runs it. A re-armed status due already is scheduled again in the window,
-    /// from the policy's `lastUpdated`.
+    /// manifest asked for `latest` are evaluated again. Active jobs (`ha node waiting`
+    /// included) are deferred (returned); failed ones are re-armed unless the new latest is
+    /// what they tried; the others unless the node already runs it. A re-armed status is
+    /// `waiting` with its times and download tries cleared, scheduled again in the policy's
+    /// window from now (spec B.2; anax's code counts from the policy's `lastUpdated`, which
+    /// would make the job due at once).
     pub fn versions_changed(
         &mut self,
         versions: &AgentFileVersions,
@@ -545,13 +589,7 @@ impl Worker {
             if !latest.any() || status.status() == Status::Waiting {
                 continue;
             }
-            if matches!(
-                status.status(),
-                Status::Downloaded
-                    | Status::DownloadStarted
-                    | Status::Initiated
-                    | Status::RollbackStarted
-            ) {
+            if status.status().is_active() {
                 deferred.push(name);
                 continue;
             }
@@ -569,18 +607,16 @@ impl Worker {
             if done {
                 continue;
             }
-            let due = status.internal.scheduled_unix_time <= now;
-            if let (true, Some(policy)) = (due, nmps.get(&name)) {
-                let at =
-                    scheduled_start("now", &policy.last_updated, policy.start_window, now, rng);
-                if let Some(status) = self.statuses.get_mut(&name) {
+            let at =
+                (nmps.get(&name)).map(|p| scheduled_start("now", "", p.start_window, now, rng));
+            if let Some(status) = self.statuses.get_mut(&name) {
+                if let Some(at) = at {
                     status.internal.scheduled_unix_time = at;
                     status.agent_upgrade.scheduled_time = rfc3339(at);
                 }
-            }
-            if let Some(status) = self.statuses.get_mut(&name) {
                 status.agent_upgrade.start_time.clear();
                 status.agent_upgrade.end_time.clear();
+                status.internal.download_attempts = 0;
             }
             self.set(&name, Status::Waiting, now);
         }
@@ -611,6 +647,15 @@ impl Worker {
             _ => {}
         }
         self.monitor(now, ha_turn);
+    }
+}
+
+/// Which kinds a manifest asks as `latest` (anax `checkForLatestKeywords`).
+fn latest_map(manifest: &UpgradeManifest) -> LatestMap {
+    LatestMap {
+        software_latest: manifest.is_latest(FileKind::Software),
+        config_latest: manifest.is_latest(FileKind::Config),
+        cert_latest: manifest.is_latest(FileKind::Cert),
     }
 }
 
@@ -700,16 +745,35 @@ pub fn scheduled_start(
     now: i64,
     rng: &mut impl Rng,
 ) -> i64 {
-    let base = match start {
-        "now" => exchange_time(last_updated).unwrap_or(now),
-        // A start that is not RFC 3339 is Go's zero time (validation refuses it before).
-        other => (other.parse::<jiff::Timestamp>()).map_or(ZERO_TIME, |t| t.as_second()),
-    };
+    let base = schedule_base(start, last_updated, now);
     match window > 0 {
         // Saturating: a start near the end of time plus a huge window stays a time.
         true => base.saturating_add(rng.gen_range(0..window)),
         false => base,
     }
+}
+
+/// Where a policy's window opens: `start`, or for `now` its `lastUpdated` or the clock.
+fn schedule_base(start: &str, last_updated: &str, now: i64) -> i64 {
+    match start {
+        "now" => exchange_time(last_updated).unwrap_or(now),
+        // A start that is not RFC 3339 is Go's zero time (validation refuses it before).
+        other => (other.parse::<jiff::Timestamp>()).map_or(ZERO_TIME, |t| t.as_second()),
+    }
+}
+
+/// The last second a status can show as RFC 3339 (`9999-12-30T22:00:00Z`).
+pub fn last_time() -> i64 {
+    jiff::Timestamp::MAX.as_second()
+}
+
+/// Whether every time the worker may schedule the policy at, running from `now` to `until`,
+/// can be shown: its window from its start (or `lastUpdated`, or the clock), and a re-arm's
+/// window from `until`, end by [`last_time`].
+pub fn window_fits(policy: &ManagementPolicy, now: i64, until: i64) -> bool {
+    let base = schedule_base(&policy.start, &policy.last_updated, now).max(until);
+    base.checked_add(policy.start_window)
+        .is_some_and(|end| end <= last_time())
 }
 
 /// The exchange's timestamps, `2006-01-02T15:04:05.000000Z[UTC]`, in Unix seconds.

@@ -18,6 +18,9 @@ fn policy(json: &str) -> ManagementPolicy {
         .policy
 }
 
+/// A pattern policy whose window opens a second before `start`: the monitor starts a job only
+/// once its scheduled time is strictly past (anax `TimeToStart`), so a tick at `start` finds it
+/// due.
 fn upgrade_policy(
     pattern: &str,
     start: i64,
@@ -28,7 +31,7 @@ fn upgrade_policy(
     policy(&format!(
         r#"{{"patterns": ["{pattern}"], "enabled": true, "start": "{}", "startWindow": {window},
             "agentUpgradePolicy": {{"manifest": "{manifest}", "allowDowngrade": {down}}}}}"#,
-        rfc3339(start)
+        rfc3339(start - 1)
     ))
 }
 
@@ -134,6 +137,7 @@ fn latest_scheduled_first_and_one_job_at_a_time() {
             .all(|s| s.status() == Status::Waiting)
     );
     assert_eq!(worker.monitor(T0 - 1, false), None, "nothing due yet");
+    // Scheduled at T0 - 1: at that very second not yet (strictly before the clock), at T0 yes.
     assert_eq!(worker.monitor(T0, false).as_deref(), Some("org/a"));
     let mut worker2 = worker.clone();
     // Once b and c are due too, the latest goes first; a tie goes to the last name.
@@ -141,7 +145,7 @@ fn latest_scheduled_first_and_one_job_at_a_time() {
     assert_eq!(worker.monitor(T0 + 200, false).as_deref(), Some("org/c"));
     assert_eq!(worker.monitor(T0 + 260, false), None, "c is active");
     assert_eq!(worker.active(), ["org/c"]);
-    // Ends of a job free the node.
+    // A restart sends a download cut short back to waiting.
     worker2.restart(T0 + 1);
     assert_eq!(worker2.statuses["org/a"].status(), Status::Waiting);
 }
@@ -611,17 +615,30 @@ fn a_new_latest_re_arms() {
         );
         minute += 1;
     }
-    // A failed download records no versions: the latest counts as not tried.
+    // A failed download records the latest it tried: the same versions do not re-arm it, a
+    // new latest does, with its download tries cleared.
+    let s = &failed.statuses["org/n"];
+    assert!(s.internal.latest_map.software_latest);
+    assert_eq!(s.agent_upgrade.upgraded_versions.software_version, "2.31.0");
     assert!(
         failed
             .versions_changed(&old, &policies, T0 + 7200, &mut rng(3))
             .is_empty()
     );
+    assert_eq!(failed.statuses["org/n"].status(), Status::DownloadFailed);
+    failed.versions_changed(&new, &policies, T0 + 7200, &mut rng(3));
+    let s = &failed.statuses["org/n"];
+    assert_eq!(s.status(), Status::Waiting);
+    assert_eq!(s.internal.download_attempts, 0);
+    assert!((T0 + 7200..T0 + 7800).contains(&s.internal.scheduled_unix_time));
+    // ha node waiting is active: deferred, not re-armed.
+    let mut ha = worker.clone();
+    ha.statuses.get_mut("org/n").unwrap().agent_upgrade.status = Status::HaNodeWaiting;
     assert_eq!(
-        failed.statuses["org/n"].status(),
-        Status::DownloadFailed,
-        "latest map unknown"
+        ha.versions_changed(&versions(&["2.33.0"]), &policies, T0, &mut rng(4)),
+        ["org/n"]
     );
+    assert_eq!(ha.statuses["org/n"].status(), Status::HaNodeWaiting);
     // Active jobs are deferred.
     let mut active = worker.clone();
     active
@@ -732,7 +749,7 @@ fn a_thousand_nodes() {
 
     // Start times: uniform over the window.
     let offsets: Vec<i64> = (workers.iter())
-        .map(|w| w.statuses["org/upgrade"].internal.scheduled_unix_time - T0)
+        .map(|w| w.statuses["org/upgrade"].internal.scheduled_unix_time - (T0 - 1))
         .collect();
     assert!(offsets.iter().all(|o| (0..WINDOW).contains(o)));
     let counts = deciles(&offsets, WINDOW);
@@ -825,7 +842,7 @@ fn starting_from_kept_statuses() {
     let mut after = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
     let mut kept = before.statuses.clone();
     kept.get_mut("org/a").unwrap().agent_upgrade.status = Status::Reset;
-    after.restore(kept);
+    after.restore(kept, &hub);
     after.start(&policies, None, &versions, T0 + 600, &mut rng(2));
     assert_eq!(after.statuses["org/a"].status(), Status::Waiting, "reset");
     run(&mut after, &hub, T0 + 600, T0 + 720);
@@ -839,7 +856,189 @@ fn starting_from_kept_statuses() {
     let mut cut = before.clone();
     cut.statuses.get_mut("org/b").unwrap().agent_upgrade.status = Status::DownloadStarted;
     let kept = cut.statuses.clone();
-    cut.restore(kept);
+    cut.restore(kept, &hub);
     cut.start(&policies, None, &versions, T0 + 600, &mut rng(2));
     assert_eq!(cut.statuses["org/b"].status(), Status::Waiting);
+}
+
+#[test]
+fn a_restored_download_installs_only_what_it_chose() {
+    // The node runs software 2.31.0 and config 1.0.0; the manifest pins software 2.30.0 (a
+    // downgrade, not allowed) and config latest. The status records software 2.30.0 anyway.
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("2.30.0", "latest"))]);
+    let versions = versions(&["2.30.0", "2.31.0"]);
+    let hub = Hub {
+        org: "org",
+        versions: &versions,
+        manifests: &manifests,
+    };
+    let policies = nmps(vec![("org/n", upgrade_policy("p", T0, 0, "m", false))]);
+    let mut node = cluster_node("org/p", "2.31.0");
+    node.versions.insert(FileKind::Config, "1.0.0".into());
+    let mut before = Worker::new(node.clone(), "/w");
+    before.sync(&policies, None, T0, &mut rng(1));
+    run(&mut before, &hub, T0, T0 + 120);
+    let recorded = &before.statuses["org/n"];
+    assert_eq!(recorded.status(), Status::Downloaded);
+    assert_eq!(
+        recorded.agent_upgrade.upgraded_versions.software_version,
+        "2.30.0"
+    );
+    // Restarted from the kept statuses: only the config is installed.
+    let mut after = Worker::new(node.clone(), "/w");
+    after.restore(before.statuses.clone(), &hub);
+    after.start(&policies, None, &versions, T0 + 600, &mut rng(2));
+    let mut installed = Vec::new();
+    let mut now = T0 + 600;
+    while now < T0 + 900 {
+        after.tick(now, &hub, true, &mut ok, &mut |kinds| {
+            installed.extend_from_slice(kinds);
+            Ok(())
+        });
+        now += MONITOR_PERIOD;
+    }
+    assert_eq!(after.statuses["org/n"].status(), Status::Successful);
+    assert_eq!(installed, [(FileKind::Config, "1.1.0".to_owned())]);
+    assert_eq!(after.node.versions[&FileKind::Software], "2.31.0");
+    // With allowDowngrade the same record installs the downgrade.
+    let mut allowed = before.statuses.clone();
+    allowed.get_mut("org/n").unwrap().internal.allow_downgrade = true;
+    let mut after = Worker::new(node, "/w");
+    after.restore(allowed, &hub);
+    run(&mut after, &hub, T0 + 600, T0 + 900);
+    assert_eq!(after.node.versions[&FileKind::Software], "2.30.0");
+}
+
+#[test]
+fn a_re_armed_job_is_scheduled_from_now_not_from_last_updated() {
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("latest", ""))]);
+    let old = versions(&["2.31.0"]);
+    let new = versions(&["2.31.0", "2.32.0"]);
+    let hub = Hub {
+        org: "org",
+        versions: &old,
+        manifests: &manifests,
+    };
+    let mut policies = nmps(vec![(
+        "org/n",
+        policy(
+            r#"{"patterns": ["p"], "enabled": true, "start": "now", "startWindow": 600,
+                "agentUpgradePolicy": {"manifest": "m"},
+                "lastUpdated": "2026-01-01T00:00:00.000000Z[UTC]"}"#,
+        ),
+    )]);
+    let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    worker.sync(&policies, None, T0, &mut rng(1));
+    // Created: from lastUpdated (2026-01-01, long past), so due at once.
+    let jan = exchange_time("2026-01-01T00:00:00.000000Z[UTC]").unwrap();
+    assert!((jan..jan + 600).contains(&worker.statuses["org/n"].internal.scheduled_unix_time));
+    run(&mut worker, &hub, T0, T0 + 300);
+    assert_eq!(worker.statuses["org/n"].status(), Status::Successful);
+    // Re-armed by a new latest: from now, in the window.
+    for seed in 0..20 {
+        let mut again = worker.clone();
+        again.versions_changed(&new, &policies, T0 + 3600, &mut rng(seed));
+        let s = &again.statuses["org/n"];
+        assert_eq!(s.status(), Status::Waiting);
+        assert!(
+            (T0 + 3600..T0 + 4200).contains(&s.internal.scheduled_unix_time),
+            "seed {seed}: {}",
+            s.agent_upgrade.scheduled_time
+        );
+    }
+    // A window of 0: exactly now.
+    policies.get_mut("org/n").unwrap().start_window = 0;
+    worker.versions_changed(&new, &policies, T0 + 3600, &mut rng(1));
+    assert_eq!(
+        worker.statuses["org/n"].internal.scheduled_unix_time,
+        T0 + 3600
+    );
+}
+
+#[test]
+fn a_latest_without_versions_is_re_armed_when_versions_appear() {
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("latest", ""))]);
+    let none = versions(&[]);
+    let hub = Hub {
+        org: "org",
+        versions: &none,
+        manifests: &manifests,
+    };
+    let policies = nmps(vec![("org/n", upgrade_policy("p", T0, 0, "m", false))]);
+    let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    worker.sync(&policies, None, T0, &mut rng(1));
+    run(&mut worker, &hub, T0, T0 + 120);
+    assert_eq!(worker.statuses["org/n"].status(), Status::PrecheckFailed);
+    assert!(worker.statuses["org/n"].internal.latest_map.software_latest);
+    worker.versions_changed(&versions(&["2.31.0"]), &policies, T0 + 600, &mut rng(2));
+    assert_eq!(worker.statuses["org/n"].status(), Status::Waiting);
+}
+
+#[test]
+fn a_manifest_of_another_org_is_not_found() {
+    let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    let policies = nmps(vec![(
+        "org/n",
+        upgrade_policy("p", T0, 0, "other/m", false),
+    )]);
+    worker.sync(&policies, None, T0, &mut rng(1));
+    let manifests = BTreeMap::from([("m".to_owned(), manifest("latest", ""))]);
+    let versions = versions(&["2.31.0"]);
+    let hub = Hub {
+        org: "org",
+        versions: &versions,
+        manifests: &manifests,
+    };
+    run(&mut worker, &hub, T0, T0 + 120);
+    let s = &worker.statuses["org/n"];
+    assert_eq!(s.status(), Status::PrecheckFailed);
+    assert!(
+        s.agent_upgrade.error_message.contains("other/m"),
+        "{}",
+        s.agent_upgrade.error_message
+    );
+    // The node's own org, named or not, is found.
+    for name in ["m", "org/m"] {
+        let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+        let policies = nmps(vec![("org/n", upgrade_policy("p", T0, 0, name, false))]);
+        worker.sync(&policies, None, T0, &mut rng(1));
+        run(&mut worker, &hub, T0, T0 + 300);
+        assert_eq!(
+            worker.statuses["org/n"].status(),
+            Status::Successful,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn windows_end_before_the_last_time_a_status_can_show() {
+    let last = last_time();
+    assert_eq!(rfc3339(last), "9999-12-30T22:00:00Z");
+    assert_eq!(rfc3339(last + 1), "", "past it there is no RFC 3339 time");
+    let at = |start: &str, window: i64| {
+        let mut p = policy(&format!(
+            r#"{{"patterns": ["p"], "start": "{start}", "startWindow": {window}}}"#
+        ));
+        p.last_updated = String::new();
+        p
+    };
+    let cases = [
+        (at("2026-03-01T00:00:00Z", 3600), T0, T0, true),
+        (at("9999-12-30T21:00:00Z", 3600), T0, T0, true),
+        (at("9999-12-30T21:00:00Z", 3601), T0, T0, false),
+        (at("2026-03-01T00:00:00Z", i64::MAX), T0, T0, false),
+        // now: from the clock; a re-arm at the end of the run counts too.
+        (at("now", 60), last - 60, last - 60, true),
+        (at("now", 60), T0, last - 30, false),
+    ];
+    for (policy, now, until, fits) in cases {
+        assert_eq!(
+            window_fits(&policy, now, until),
+            fits,
+            "{} {}",
+            policy.start,
+            policy.start_window
+        );
+    }
 }
