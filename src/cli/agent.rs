@@ -2,7 +2,6 @@
 //! checking. `cvo agent transition` runs the host state machine once; `cvo agent admit` runs
 //! the Agent or InfraEnv admission webhook's rules on objects in files.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -376,19 +375,7 @@ fn print<T: Serialize>(value: &T, format: Format, text: fn(&T) -> String) -> Cli
 /// The one object of a YAML or JSON file (`-`: standard input), which must be a `kind` of
 /// `agent-install.openshift.io/v1beta1` where it says what it is.
 fn read_object<T: DeserializeOwned>(path: &Path, kind: &str) -> anyhow::Result<T> {
-    let origin = match path.as_os_str() == "-" {
-        true => "standard input".to_owned(),
-        false => path.display().to_string(),
-    };
-    let text = if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read standard input")?;
-        text
-    } else {
-        std::fs::read_to_string(path).with_context(|| format!("{origin}: cannot read"))?
-    };
+    let (origin, text) = super::input::read_input(path)?;
     let value = parse_one(&text).with_context(|| origin.clone())?;
     check_kind(&value, kind).with_context(|| origin.clone())?;
     serde_json::from_value(value).with_context(|| format!("{origin}: not a valid {kind}"))
@@ -396,32 +383,9 @@ fn read_object<T: DeserializeOwned>(path: &Path, kind: &str) -> anyhow::Result<T
 
 /// The file's one document as JSON.
 fn parse_one(text: &str) -> anyhow::Result<Value> {
-    let chunks = crate::yaml::split_stream(text)
-        .map_err(|e| anyhow::anyhow!("line {}: {}", e.position.map_or(1, |p| p.line), e.message))?;
-    let mut values = Vec::new();
-    for chunk in &chunks {
-        let value = match &chunk.json {
-            Some(json) => json.clone(),
-            None => crate::yaml::parse_document(&chunk.reader_text())
-                .map(|node| node.into_value())
-                .map_err(|e| {
-                    let line = |p: crate::yaml::Position| chunk.line + p.line - 1;
-                    let at = e.position.map_or(chunk.line, line);
-                    match e.started_at {
-                        Some(start) => anyhow::anyhow!(
-                            "line {at}: {} (it started at line {} column {})",
-                            e.message,
-                            line(start),
-                            start.column
-                        ),
-                        None => anyhow::anyhow!("line {at}: {}", e.message),
-                    }
-                })?,
-        };
-        if !value.is_null() {
-            values.push(value);
-        }
-    }
+    let mut values: Vec<Value> = (super::input::documents(text)?.into_iter())
+        .map(|(_, value)| value)
+        .collect();
     match values.len() {
         1 => Ok(values.remove(0)),
         0 => anyhow::bail!("no object in the file"),

@@ -2,7 +2,6 @@
 //! reclaimer, the provisioners and the SpaceRequest reconciler over objects read from a file
 //! until nothing changes, and prints the objects as they end up.
 
-use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -81,11 +80,7 @@ pub fn dt(group: DtGroup) -> CliResult {
 }
 
 fn reconcile(args: ReconcileArgs) -> CliResult {
-    let origin = match args.file.as_os_str() == "-" {
-        true => "standard input".to_owned(),
-        false => args.file.display().to_string(),
-    };
-    let text = read(&args)?;
+    let (origin, text) = super::input::read_input(&args.file)?;
     let loaded = load(&text).with_context(|| origin.clone())?;
     for warning in &loaded.warnings {
         tracing::warn!("{origin}: {warning}");
@@ -94,18 +89,6 @@ fn reconcile(args: ReconcileArgs) -> CliResult {
     let report = offline::run(loaded.world, &ctx, args.max_rounds as usize);
     print(&report, args.output)?;
     Ok(verdict(&report))
-}
-
-fn read(args: &ReconcileArgs) -> anyhow::Result<String> {
-    if args.file.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read standard input")?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(&args.file)
-        .with_context(|| format!("{}: cannot read", args.file.display()))
 }
 
 fn print(report: &Report, format: DtFormat) -> anyhow::Result<()> {

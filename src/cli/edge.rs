@@ -3,7 +3,6 @@
 //! version range and tests versions against it. Both answer as anax would, messages included.
 
 use std::collections::BTreeMap;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -161,17 +160,7 @@ fn constraints_command(args: ConstraintsArgs) -> CliResult {
 
 /// The properties file: a JSON list of exchange properties that anax would accept.
 fn read_properties(path: &Path) -> anyhow::Result<Vec<Property>> {
-    let (origin, text) = if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read standard input")?;
-        ("standard input".to_owned(), text)
-    } else {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
-        (path.display().to_string(), text)
-    };
+    let (origin, text) = super::input::read_input(path)?;
     let list: Vec<Property> = serde_json::from_str(&text).with_context(|| {
         format!("{origin}: not a JSON list of properties {{\"name\", \"value\", \"type\"}}")
     })?;

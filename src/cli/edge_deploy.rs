@@ -2,7 +2,7 @@
 //! (anax `kube_operator.Install`, spec B.1). The plan is `components::edge::deploy`'s; this
 //! shell reads the file and server-side applies the plan's objects, in order.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -196,42 +196,16 @@ fn report(args: &DeployArgs, deployment: &Deployment, objects: &[Value]) -> anyh
 }
 
 /// The file's documents as JSON, empty documents left out.
-fn read_documents(path: &PathBuf) -> anyhow::Result<Vec<Value>> {
-    let (origin, text) = if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .context("cannot read standard input")?;
-        ("standard input".to_owned(), text)
-    } else {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
-        (path.display().to_string(), text)
-    };
-    let chunks = crate::yaml::split_stream(&text).map_err(|e| {
-        anyhow!(
-            "{origin}: line {}: {}",
-            e.position.map_or(1, |p| p.line),
-            e.message
-        )
-    })?;
+fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let (origin, text) = super::input::read_input(path)?;
+    let parsed = super::input::documents(&text).with_context(|| origin.clone())?;
     let mut documents = Vec::new();
-    for chunk in &chunks {
-        let value = match &chunk.json {
-            Some(json) => json.clone(),
-            None => crate::yaml::parse_document(&chunk.reader_text())
-                .map(|node| node.into_value())
-                .map_err(|e| {
-                    let line = e.position.map_or(chunk.line, |p| chunk.line + p.line - 1);
-                    anyhow!("{origin}: line {line}: {}", e.message)
-                })?,
-        };
+    for (line, value) in parsed {
         match value {
-            Value::Null => {}
             Value::Object(_) => documents.push(value),
             _ => {
                 return Err(anyhow!(
-                    "{origin}: line {}: a document that is not an object",
-                    chunk.line
+                    "{origin}: line {line}: a document that is not an object"
                 ));
             }
         }

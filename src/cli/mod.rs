@@ -37,6 +37,8 @@ mod edge_package;
 mod edge_placement;
 mod graph;
 mod inclusion;
+#[cfg(feature = "cluster")]
+mod input;
 mod payload_commands;
 mod payload_image;
 mod plan;

@@ -731,19 +731,7 @@ async fn set_console_upgradeable(
 /// `spec.desiredUpdate`, and `--clear` taking it back.
 pub async fn upgrade_command_requests_and_clears(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let (api, _options, _state) = install_old(ctx).await?;
-    let cvo = |args: &[&str]| -> anyhow::Result<(bool, String, String)> {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
-            .arg("upgrade")
-            .args(args)
-            .arg("--kubeconfig")
-            .arg(ctx.cluster.kubeconfig())
-            .output()?;
-        Ok((
-            out.status.success(),
-            String::from_utf8(out.stdout)?,
-            String::from_utf8(out.stderr)?,
-        ))
-    };
+    let cvo = |args: &[&str]| upgrade_cli(ctx, args);
     let (ok, out, err) = cvo(&[])?;
     ensure!(
         ok && out.starts_with("Cluster version is 4.17.0\n\n"),
