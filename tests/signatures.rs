@@ -264,3 +264,75 @@ fn payload_sign_then_verify_through_an_http_store() {
         "{err}"
     );
 }
+
+/// An https store whose certificate only its own CA vouches for: refused with the system's
+/// roots, verified with `--store-ca` (the same client a cluster's `spec.signatureStores[].ca`
+/// gets), and a typo'd CA file is an error.
+#[test]
+fn payload_verify_through_an_https_store_with_its_own_ca() {
+    let Some(home) = gnupg() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let secret = work.path().join("release.key");
+    std::fs::write(&secret, gpg(&home, &["--armor", "--export-secret-keys"])).unwrap();
+    let public = work.path().join("release.pub");
+    std::fs::write(&public, gpg(&home, &["--armor", "--export"])).unwrap();
+    let store = work.path().join("store");
+    let identity = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64";
+    let (code, _, err) = cvo(&[
+        "payload",
+        "sign",
+        "--digest",
+        DIGEST,
+        "--identity",
+        identity,
+        "--key",
+        secret.to_str().unwrap(),
+        "--to",
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (cert, _) = cvo::host::webhook::make_certificate(
+        &["localhost".to_string()],
+        k8s_openapi::jiff::Timestamp::now(),
+    )
+    .unwrap();
+    let (leaf, key, ca) = (
+        work.path().join("tls.crt"),
+        work.path().join("tls.key"),
+        work.path().join("ca.crt"),
+    );
+    std::fs::write(&leaf, &cert.certificate).unwrap();
+    std::fs::write(&key, &cert.key).unwrap();
+    std::fs::write(&ca, &cert.ca).unwrap();
+    let served = StaticServer::start_tls(&store, &leaf, &key).unwrap();
+    let verify = |extra: &[&str]| {
+        let mut args = vec![
+            "payload",
+            "verify",
+            "--digest",
+            DIGEST,
+            "--keyring",
+            public.to_str().unwrap(),
+            "--store",
+            &served.url,
+            "-o",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        cvo(&args)
+    };
+    let (code, out, err) = verify(&[]);
+    assert_eq!(
+        code, 1,
+        "the system's roots do not know the store's CA: {out}{err}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["verified"], false);
+    let (code, out, err) = verify(&["--store-ca", ca.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["verified"], true);
+    let (code, _, err) = verify(&["--store-ca", public.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no PEM certificate"), "{err}");
+}

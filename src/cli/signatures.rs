@@ -59,6 +59,10 @@ pub struct VerifyArgs {
     /// read in order.
     #[arg(long, value_name = "URL|DIR")]
     pub store: Vec<String>,
+    /// PEM CA certificates the https stores are checked against, instead of the system's roots
+    /// (as a cluster's `spec.signatureStores[].ca`).
+    #[arg(long, value_name = "FILE")]
+    pub store_ca: Option<PathBuf>,
     #[arg(short = 'o', long, value_enum, default_value_t = VerifyFormat::Text)]
     pub output: VerifyFormat,
 }
@@ -122,7 +126,24 @@ struct Report {
 
 pub fn verify(args: VerifyArgs) -> CliResult {
     let (keyrings, stores) = verifier(&args)?;
-    let report = run(&args.digest, &keyrings, &stores)?;
+    let store_ca = match &args.store_ca {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .with_context(|| format!("--store-ca {}: cannot read", path.display()))?;
+            let valid = std::str::from_utf8(&pem)
+                .is_ok_and(|text| text.contains("-----BEGIN CERTIFICATE-----"));
+            if !valid {
+                return Err(anyhow!(
+                    "--store-ca {}: no PEM certificate (-----BEGIN CERTIFICATE-----) in the file",
+                    path.display()
+                )
+                .into());
+            }
+            Some(pem)
+        }
+        None => None,
+    };
+    let report = run(&args.digest, &keyrings, &stores, store_ca.as_deref())?;
     match args.output {
         VerifyFormat::Json => {
             println!("{}", serde_json::to_string_pretty(&report).context("JSON")?)
@@ -201,6 +222,7 @@ fn run(
     digest: &str,
     keyrings: &BTreeMap<String, Keyring>,
     stores: &[String],
+    store_ca: Option<&[u8]>,
 ) -> anyhow::Result<Report> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -219,7 +241,7 @@ fn run(
         Ok(v) => v,
         Err(e) => bail!("--digest: {e}"),
     };
-    read_stores(stores, digest, &mut verification)?;
+    read_stores(stores, store_ca, digest, &mut verification)?;
     match verification.finish() {
         Ok(_) => report.verified = true,
         Err(e) => {
@@ -235,13 +257,20 @@ fn run(
 #[cfg(feature = "registry")]
 fn read_stores(
     stores: &[String],
+    store_ca: Option<&[u8]>,
     digest: &str,
     verification: &mut Verification<'_>,
 ) -> anyhow::Result<()> {
     let stores: Vec<Store> = stores
         .iter()
         .map(|s| match is_http_url(s) {
-            true => Ok(Store::Http(s.clone())),
+            true => Ok(match store_ca {
+                Some(ca_pem) => Store::HttpWithCa {
+                    url: s.clone(),
+                    ca_pem: ca_pem.to_vec(),
+                },
+                None => Store::Http(s.clone()),
+            }),
             false if s.contains("://") => Err(anyhow!(
                 "--store {s}: must be a valid URL with scheme http:// or https://, or a directory"
             )),
@@ -260,6 +289,11 @@ fn read_stores(
 }
 
 #[cfg(not(feature = "registry"))]
-fn read_stores(_: &[String], _: &str, _: &mut Verification<'_>) -> anyhow::Result<()> {
+fn read_stores(
+    _: &[String],
+    _: Option<&[u8]>,
+    _: &str,
+    _: &mut Verification<'_>,
+) -> anyhow::Result<()> {
     bail!("this cvo was built without the registry feature: it cannot read signature stores")
 }

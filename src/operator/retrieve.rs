@@ -123,7 +123,15 @@ async fn verify(
             return Ok(());
         }
     }
-    let stores: Vec<Store> = verifier.stores.iter().cloned().map(Store::Http).collect();
+    let stores: Vec<Store> = (verifier.stores.iter())
+        .map(|url| match verifier.store_cas.get(url) {
+            Some(ca_pem) => Store::HttpWithCa {
+                url: url.clone(),
+                ca_pem: ca_pem.clone(),
+            },
+            None => Store::Http(url.clone()),
+        })
+        .collect();
     offer_signatures(&stores, digest, &mut verification).await;
     verification.finish().map(|_| ()).map_err(cannot)
 }

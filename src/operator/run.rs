@@ -638,8 +638,12 @@ async fn retrieve_in_time(
     let verifier = match crate::verify::config::from_manifests(&current.manifests) {
         None => None,
         Some(Ok(mut verifier)) => {
-            if let Some(stores) = spec_signature_stores(signature_stores).map_err(cannot)? {
+            let cas = store_ca_config_maps(client, signature_stores).await;
+            if let Some((stores, store_cas)) =
+                spec_signature_stores(signature_stores, &cas).map_err(cannot)?
+            {
                 verifier.stores = stores;
+                verifier.store_cas = store_cas;
             }
             Some(verifier)
         }
@@ -666,15 +670,19 @@ async fn retrieve_in_time(
     }
 }
 
-/// `spec.signatureStores`, which replace the payload's stores when set (`None` when empty).
-/// Their CA bundles are not read yet: the system's roots are trusted.
+/// `spec.signatureStores`, which replace the payload's stores when set (`None` when empty),
+/// and the CA bundles of those with a `ca`. As the API documents it, a store whose `ca`
+/// ConfigMap (in `openshift-config`, key `ca.crt`) is missing, lacks the key or holds no valid
+/// PEM certificate is not honored; a store without `ca` trusts the system's roots.
 fn spec_signature_stores(
     stores: &[crate::cluster::SignatureStore],
-) -> Result<Option<Vec<String>>, String> {
+    ca_config_maps: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Result<Option<(Vec<String>, StoreCas)>, String> {
     if stores.is_empty() {
         return Ok(None);
     }
     let mut urls = Vec::new();
+    let mut cas = BTreeMap::new();
     for (i, store) in stores.iter().enumerate() {
         if !crate::verify::config::is_http_url(&store.url) {
             return Err(format!(
@@ -683,11 +691,50 @@ fn spec_signature_stores(
             ));
         }
         if let Some(ca) = &store.ca {
-            tracing::warn!(store = %store.url, configmap = %ca.name, "spec.signatureStores[].ca is not read yet; the system's CA roots are trusted");
+            let pem = (ca_config_maps.get(&ca.name))
+                .and_then(|data| data.get(STORE_CA_KEY))
+                .filter(|pem| {
+                    reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+                        .is_ok_and(|certs| !certs.is_empty())
+                });
+            let Some(pem) = pem else {
+                tracing::warn!(store = %store.url, configmap = %format!("{STORE_CA_NAMESPACE}/{}", ca.name), "spec.signatureStores[{i}] is not honored: its ca ConfigMap is missing, has no {STORE_CA_KEY} or no valid PEM certificate");
+                continue;
+            };
+            cas.insert(store.url.clone(), pem.as_bytes().to_vec());
         }
         urls.push(store.url.clone());
     }
-    Ok(Some(urls))
+    Ok(Some((urls, cas)))
+}
+
+/// CA bundles (PEM) by signature store URL.
+type StoreCas = BTreeMap<String, Vec<u8>>;
+
+/// Where `spec.signatureStores[].ca` ConfigMaps live, and their key.
+const STORE_CA_NAMESPACE: &str = "openshift-config";
+const STORE_CA_KEY: &str = "ca.crt";
+
+/// The data of the ConfigMaps `spec.signatureStores[].ca` name, by name; a missing or unreadable
+/// one is left out (its store is then not honored).
+async fn store_ca_config_maps(
+    client: &kube::Client,
+    stores: &[crate::cluster::SignatureStore],
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), STORE_CA_NAMESPACE);
+    let mut found = BTreeMap::new();
+    for name in stores.iter().filter_map(|s| s.ca.as_ref().map(|c| &c.name)) {
+        match api.get_opt(name).await {
+            Ok(Some(config_map)) => {
+                found.insert(name.clone(), config_map.data.unwrap_or_default());
+            }
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(%error, configmap = %name, "cannot read a signature store's CA ConfigMap")
+            }
+        }
+    }
+    found
 }
 
 /// The signatures of `image`'s digest in the signature ConfigMaps (upstream reads them before
@@ -946,6 +993,49 @@ pub async fn sync_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signature_stores_with_a_ca_are_honored_only_with_a_valid_bundle() {
+        use crate::cluster::SignatureStore;
+        use crate::cluster::crds::ConfigMapNameReference;
+        let (cert, _) = crate::host::webhook::make_certificate(
+            &["localhost".to_string()],
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        let store = |url: &str, ca: Option<&str>| SignatureStore {
+            url: url.into(),
+            ca: ca.map(|name| ConfigMapNameReference { name: name.into() }),
+        };
+        let data = |key: &str, value: &str| BTreeMap::from([(key.to_string(), value.to_string())]);
+        let maps = BTreeMap::from([
+            ("good".to_string(), data("ca.crt", &cert.ca)),
+            ("wrong-key".to_string(), data("ca-bundle.crt", &cert.ca)),
+            ("not-pem".to_string(), data("ca.crt", "hello")),
+        ]);
+        let stores = [
+            store("https://plain.example", None),
+            store("https://good.example", Some("good")),
+            store("https://missing.example", Some("missing")),
+            store("https://wrong-key.example", Some("wrong-key")),
+            store("https://not-pem.example", Some("not-pem")),
+        ];
+        let (urls, cas) = spec_signature_stores(&stores, &maps).unwrap().unwrap();
+        assert_eq!(urls, ["https://plain.example", "https://good.example"]);
+        assert_eq!(
+            cas,
+            BTreeMap::from([(
+                "https://good.example".to_string(),
+                cert.ca.as_bytes().to_vec()
+            )])
+        );
+        assert_eq!(spec_signature_stores(&[], &maps).unwrap(), None);
+        let bad = spec_signature_stores(&[store("ftp://x", None)], &maps).unwrap_err();
+        assert!(
+            bad.contains("must be a valid URL with scheme http:// or https://"),
+            "{bad}"
+        );
+    }
 
     #[test]
     fn waits_back_off_after_failed_passes() {

@@ -288,7 +288,7 @@ fn control_plane(
         // oc's template hides a zero estimate.
         if estimate != 0 {
             remaining = Some(estimate);
-            estimated_duration = Some(truncate_to(updating_for + estimate, MINUTE));
+            estimated_duration = Some(truncate_to(updating_for.saturating_add(estimate), MINUTE));
         }
     }
     // The ClusterVersion's own first, as oc lists it.
@@ -476,8 +476,10 @@ fn estimate_completion(
     };
     let remaining = total - updating_for as f64;
     let overestimate = if remaining < 0.0 { 1.0 / 1.2 } else { 1.2 };
-    // Go converts the float to whole seconds toward zero, as `as` does.
-    let estimate = (remaining * overestimate) as i64;
+    // Go converts the float to whole seconds toward zero, as `as` does; bounded to ten years
+    // (a timewise share near zero would otherwise give i64::MAX, which later sums overflow).
+    const TEN_YEARS: f64 = 10.0 * 365.0 * 86_400.0;
+    let estimate = (remaining * overestimate).clamp(-TEN_YEARS, TEN_YEARS) as i64;
     if estimate > 10 * MINUTE {
         round_to(estimate, MINUTE)
     } else {
@@ -512,7 +514,7 @@ fn seconds_between(from: Timestamp, to: Timestamp) -> i64 {
 
 /// Go's `Duration.Round`: to the nearest multiple, halves away from zero.
 fn round_to(seconds: i64, unit: i64) -> i64 {
-    let rounded = (seconds.abs() + unit / 2) / unit * unit;
+    let rounded = seconds.saturating_abs().saturating_add(unit / 2) / unit * unit;
     rounded * seconds.signum()
 }
 

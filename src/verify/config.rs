@@ -25,6 +25,9 @@ pub struct VerifierConfig {
     pub stores: Vec<String>,
     /// Data keys that are neither, which upstream logs and ignores.
     pub ignored: Vec<String>,
+    /// CA bundles (PEM) of stores that trust only their own (`spec.signatureStores[].ca`), by
+    /// store URL; the other stores trust the system's roots.
+    pub store_cas: BTreeMap<String, Vec<u8>>,
 }
 
 /// Why a verification ConfigMap cannot be used (library-go's messages; `source` names it).
@@ -87,6 +90,7 @@ impl VerifierConfig {
             });
         }
         Ok(VerifierConfig {
+            store_cas: BTreeMap::new(),
             keyrings,
             stores,
             ignored,

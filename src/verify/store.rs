@@ -13,6 +13,8 @@ use super::release::{MAX_SIGNATURES, Verification, signature_url};
 pub enum Store {
     /// `http://` or `https://`.
     Http(String),
+    /// `https://`, trusting only these PEM CA certificates (a `spec.signatureStores[].ca`).
+    HttpWithCa { url: String, ca_pem: Vec<u8> },
     /// A directory in the store layout (`DIR/sha256=<hex>/signature-<n>`).
     Directory(std::path::PathBuf),
 }
@@ -20,7 +22,7 @@ pub enum Store {
 impl std::fmt::Display for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Store::Http(url) => f.write_str(url),
+            Store::Http(url) | Store::HttpWithCa { url, .. } => f.write_str(url),
             Store::Directory(dir) => write!(f, "{}", dir.display()),
         }
     }
@@ -31,11 +33,19 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Offers the signatures of `digest` in `stores` (in order) until the verification is done.
 pub async fn offer_signatures(stores: &[Store], digest: &str, verification: &mut Verification<'_>) {
-    let client = http_client();
+    let client = http_client(None);
     for store in stores {
+        let own_client = match store {
+            Store::HttpWithCa { ca_pem, .. } => Some(http_client(Some(ca_pem))),
+            _ => None,
+        };
         for n in 1..=MAX_SIGNATURES {
             let signature = match store {
                 Store::Http(url) => fetch(&client, &signature_url(url, digest, n)).await,
+                Store::HttpWithCa { url, .. } => {
+                    let client = own_client.as_ref().unwrap_or(&client);
+                    fetch(client, &signature_url(url, digest, n)).await
+                }
                 Store::Directory(dir) => read(dir, digest, n),
             };
             let done = match signature {
@@ -50,10 +60,17 @@ pub async fn offer_signatures(stores: &[Store], digest: &str, verification: &mut
     }
 }
 
-fn http_client() -> Result<reqwest::Client, String> {
+/// A client trusting the system's roots, or only `ca_pem`'s certificates when given (as
+/// upstream trusts a store's own CA bundle).
+fn http_client(ca_pem: Option<&[u8]>) -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .timeout(REQUEST_TIMEOUT)
+    let mut builder = reqwest::Client::builder().timeout(REQUEST_TIMEOUT);
+    if let Some(pem) = ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| format!("the store's CA bundle is not valid PEM: {e}"))?;
+        builder = builder.tls_certs_only(certs);
+    }
+    builder
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))
 }

@@ -491,7 +491,21 @@ pub fn cancel_for_teardown(agent: &Agent) -> Option<(AgentStatus, HostEventRecor
     if !host.state.is_installing() || host.is_day2() {
         return None;
     }
-    let t = transition(host.state, &HostEvent::Cancel).ok()?;
+    let t = match transition(host.state, &HostEvent::Cancel) {
+        Ok(t) => t,
+        // No cancel rule for preparing-failed upstream: its refresh returns such a host to
+        // known once the cluster is no longer preparing, which a deleted cluster is not. Without
+        // this the webhook (which counts it as installing) would refuse teardown's unbind and
+        // the ClusterDeployment would keep its finalizer for ever.
+        Err(_) if host.state == HostState::PreparingFailed => Transition {
+            from: host.state,
+            event: super::state::EventKind::RefreshHost,
+            to: HostState::Known,
+            status_info: Some(super::state::status_info::KNOWN.to_owned()),
+            effects: &[],
+        },
+        Err(_) => return None,
+    };
     let before = agent.status.clone().unwrap_or_default();
     let cd = before.bound_cluster_deployment.clone()?;
     let mut status = before.clone();
@@ -1310,12 +1324,19 @@ mod tests {
         cancelled.status = Some(status);
         let plan = run(&cancelled, None, &infra_env(None));
         assert_eq!(state(&plan), "unbinding-pending-user-action");
-        // Nothing to cancel: before installation, day 2, preparing-failed.
+        // Nothing to cancel: before installation, day 2.
         assert!(cancel_for_teardown(&agent(Known, Some("c1"), Some("c1"))).is_none());
         let mut day2 = agent(Installing, Some("c1"), Some("c1"));
         day2.status.as_mut().unwrap().kind = "AddToExistingClusterHost".into();
         assert!(cancel_for_teardown(&day2).is_none());
-        assert!(cancel_for_teardown(&agent(PreparingFailed, Some("c1"), Some("c1"))).is_none());
+        // preparing-failed has no cancel rule: it goes back to known, so the unbind passes.
+        let failed = agent(PreparingFailed, Some("c1"), Some("c1"));
+        let (status, _) = cancel_for_teardown(&failed).unwrap();
+        assert_eq!(status.debug_info.state, "known");
+        let mut known = agent(Known, None, Some("c1"));
+        known.status = Some(status);
+        let plan = run(&known, None, &infra_env(None));
+        assert_ne!(state(&plan), "preparing-failed");
     }
 
     #[test]

@@ -508,7 +508,7 @@ fn refresh(from: HostState, facts: &HostFacts) -> Option<Target> {
         Disconnected | Discovering if ready && !facts.has_inventory => {
             with(Discovering, status_info::DISCOVERING)
         }
-        Disconnected | Discovering | Insufficient | Known
+        Disconnected | Discovering | Insufficient | Known | PendingForInput
             if with_inventory && !facts.has_min_hardware() =>
         {
             with(Insufficient, status_info::INSUFFICIENT_HARDWARE)
@@ -875,7 +875,13 @@ mod tests {
             &stays_and(&[
                 (POOL, InsufficientUnbound),
                 (
-                    &[Disconnected, Discovering, Insufficient, Known],
+                    &[
+                        Disconnected,
+                        Discovering,
+                        Insufficient,
+                        Known,
+                        PendingForInput,
+                    ],
                     Insufficient,
                 ),
             ]),
