@@ -272,25 +272,7 @@ fn payload_sign_then_verify_through_an_http_store() {
 fn payload_verify_through_an_https_store_with_its_own_ca() {
     let Some(home) = gnupg() else { return };
     let work = tempfile::tempdir().unwrap();
-    let secret = work.path().join("release.key");
-    std::fs::write(&secret, gpg(&home, &["--armor", "--export-secret-keys"])).unwrap();
-    let public = work.path().join("release.pub");
-    std::fs::write(&public, gpg(&home, &["--armor", "--export"])).unwrap();
-    let store = work.path().join("store");
-    let identity = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64";
-    let (code, _, err) = cvo(&[
-        "payload",
-        "sign",
-        "--digest",
-        DIGEST,
-        "--identity",
-        identity,
-        "--key",
-        secret.to_str().unwrap(),
-        "--to",
-        store.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let (public, store) = signed_store(&home, work.path());
     let (cert, _) = cvo::host::webhook::make_certificate(
         &["localhost".to_string()],
         k8s_openapi::jiff::Timestamp::now(),
@@ -335,4 +317,28 @@ fn payload_verify_through_an_https_store_with_its_own_ca() {
     let (code, _, err) = verify(&["--store-ca", public.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("no PEM certificate"), "{err}");
+}
+
+/// `cvo payload sign` of [`DIGEST`] with `home`'s key into a store under `dir`: the public key
+/// file and the store.
+fn signed_store(home: &GnuPg, dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let secret = dir.join("release.key");
+    std::fs::write(&secret, gpg(home, &["--armor", "--export-secret-keys"])).unwrap();
+    let public = dir.join("release.pub");
+    std::fs::write(&public, gpg(home, &["--armor", "--export"])).unwrap();
+    let store = dir.join("store");
+    let (code, _, err) = cvo(&[
+        "payload",
+        "sign",
+        "--digest",
+        DIGEST,
+        "--identity",
+        "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64",
+        "--key",
+        secret.to_str().unwrap(),
+        "--to",
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    (public, store)
 }
