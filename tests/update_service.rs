@@ -78,7 +78,7 @@ fn single_arch() -> String {
                 "url": "https://issues.redhat.com/browse/OCPBUGS-1",
                 "name": "ConsoleBreaks",
                 "message": "The console may not load after the update.",
-                "matchingRules": [{"type": "PromQL", "promql": {"promql": "group(cluster_version_capability{name=\"Console\",enabled=\"1\"})"}}]
+                "matchingRules": [{"type": "PromQL", "promql": {"promql": "group(cluster_version_capability{name=\"Console\"} == 1)"}}]
             }]
         }]),
     )

@@ -1,7 +1,7 @@
 //! The series of upstream's cluster metrics (`pkg/cvo/metrics.go`, `Collect`), from the
 //! ClusterVersion as this pass leaves it and the ClusterOperators: `cluster_version{type,
 //! version, image, from_version}` (seconds since the epoch), `cluster_version_available_updates
-//! {upstream, channel}`, `cluster_operator_up{name, version}` and `cluster_operator_conditions
+//! {upstream, channel}`, `cluster_operator_up{name, version, reason}` and `cluster_operator_conditions
 //! {name, condition, reason}`. Pure; [`super::metrics`] holds them for `/metrics`.
 
 use crate::cluster::{ClusterOperator, ClusterVersion, ClusterVersionStatus, UpdateHistory};
@@ -22,8 +22,9 @@ pub struct ClusterSeries {
     pub version: Vec<VersionSeries>,
     /// `(upstream, channel, count)`, when the cluster asks an update service or has updates.
     pub available_updates: Option<(String, String, i64)>,
-    /// `(name, version, up)`.
-    pub operator_up: Vec<(String, String, i64)>,
+    /// `(name, version, reason, up)`: up is `Available=True`; reason the `Available`
+    /// condition's, or `NoAvailableCondition`.
+    pub operator_up: Vec<(String, String, String, i64)>,
     /// `(name, condition, reason, 1|0)`; `Unknown` conditions are left out.
     pub operator_conditions: Vec<(String, String, String, i64)>,
     /// `cluster_version_conditional_update_condition_seconds`: each conditional update's
@@ -166,6 +167,24 @@ pub fn series(
             value: seconds(&updating.started_time).max(0),
         });
     }
+    // The ClusterVersion reports itself as the operator `version` (upstream: its True/False
+    // conditions, Available also as `cluster_operator_up` at the completed version).
+    for condition in
+        (status.conditions.iter()).filter(|c| c.status == "True" || c.status == "False")
+    {
+        let reason = condition.reason.clone().unwrap_or_default();
+        let value = i64::from(condition.status == "True");
+        if condition.type_ == "Available" {
+            out.operator_up.push((
+                "version".into(),
+                completed_version.clone(),
+                reason.clone(),
+                value,
+            ));
+        }
+        out.operator_conditions
+            .push(("version".into(), condition.type_.clone(), reason, value));
+    }
     out.conditional_update_conditions = conditional_update_conditions(status);
     let upstream = cv.spec.upstream.clone().unwrap_or_default();
     let available = status.available_updates.as_ref().map_or(0, Vec::len);
@@ -189,17 +208,20 @@ pub fn series(
     for operator in operators {
         let name = operator.metadata.name.clone().unwrap_or_default();
         let status = operator.status.clone().unwrap_or_default();
-        let is_true = |type_: &str| {
-            (status.conditions.iter()).any(|c| c.type_ == type_ && c.status == "True")
-        };
-        let version = status
-            .versions
-            .first()
+        let version = (status.versions.iter())
+            .find(|v| v.name == "operator")
             .map(|v| v.version.clone())
             .unwrap_or_default();
-        let up = is_true("Available") && !is_true("Failing");
-        out.operator_up.push((name.clone(), version, i64::from(up)));
-        for condition in status.conditions.iter().filter(|c| c.status != "Unknown") {
+        let available = (status.conditions.iter()).find(|c| c.type_ == "Available");
+        let reason = available.map_or("NoAvailableCondition".to_string(), |c| {
+            c.reason.clone().unwrap_or_default()
+        });
+        let up = available.is_some_and(|c| c.status == "True");
+        out.operator_up
+            .push((name.clone(), version, reason, i64::from(up)));
+        for condition in
+            (status.conditions.iter()).filter(|c| c.status == "True" || c.status == "False")
+        {
             out.operator_conditions.push((
                 name.clone(),
                 condition.type_.clone(),
@@ -352,10 +374,22 @@ mod tests {
             got.available_updates,
             Some(("<default>".into(), "stable-4.18".into(), 2))
         );
-        assert_eq!(got.operator_up, [("etcd".into(), "4.18.0".into(), 1)]);
+        assert_eq!(
+            got.operator_up,
+            [("etcd".into(), "4.18.0".into(), "AsExpected".into(), 1)]
+        );
         assert_eq!(
             got.operator_conditions,
             [
+                // The ClusterVersion as the operator `version` (no Available condition here,
+                // so no `cluster_operator_up` for it).
+                (
+                    "version".into(),
+                    "Failing".into(),
+                    "ClusterOperatorDegraded".into(),
+                    1
+                ),
+                ("version".into(), "RetrievedUpdates".into(), "".into(), 1),
                 ("etcd".into(), "Available".into(), "AsExpected".into(), 1),
                 ("etcd".into(), "Degraded".into(), "".into(), 0),
             ]

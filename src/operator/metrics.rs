@@ -3,13 +3,13 @@
 //! ([`crate::host::serve`], `--listen`).
 //!
 //! Metrics:
-//! * `cluster_version_capability{name,enabled}`: 1 per known capability, `enabled` is
-//!   `"true"`/`"false"` (as upstream); recomputed every pass.
+//! * `cluster_version_capability{name}`: per known capability, 1 when enabled and 0 when not
+//!   (upstream's); recomputed every pass.
 //! * `cvo_apply_tasks_total{result}`: manifests per pass outcome (`done`, `skipped`,
 //!   `waiting`, `error`, `incomplete`).
 //! * `cvo_apply_duration_seconds`: the duration of each apply pass.
 //! * upstream's `cluster_version{type,version,image,from_version}`,
-//!   `cluster_version_available_updates{upstream,channel}`, `cluster_operator_up{name,version}`
+//!   `cluster_version_available_updates{upstream,channel}`, `cluster_operator_up{name,version,reason}`
 //!   and `cluster_operator_conditions{name,condition,reason}` ([`super::cluster_metrics`]),
 //!   recomputed after every pass.
 
@@ -48,6 +48,7 @@ struct UpdatesLabels {
 struct OperatorUpLabels {
     name: String,
     version: String,
+    reason: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -68,7 +69,6 @@ struct ConditionalUpdateLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CapabilityLabels {
     name: String,
-    enabled: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -106,7 +106,7 @@ impl Metrics {
         let capability = Family::<CapabilityLabels, Gauge>::default();
         registry.register(
             "cluster_version_capability",
-            "Known capabilities, 1 each; enabled tells whether the capability is enabled",
+            "Report currently enabled cluster capabilities.  0 is disabled, and 1 is enabled.",
             capability.clone(),
         );
         let apply_tasks = Family::<ResultLabels, Counter>::default();
@@ -181,9 +181,11 @@ impl Metrics {
         for name in caps.known.iter().chain(caps.enabled.iter()) {
             let labels = CapabilityLabels {
                 name: name.to_string(),
-                enabled: caps.enabled.contains(name).to_string(),
             };
-            self.capability.get_or_create(&labels).set(1);
+            let enabled = caps.enabled.contains(name);
+            self.capability
+                .get_or_create(&labels)
+                .set(i64::from(enabled));
         }
     }
 
@@ -209,10 +211,11 @@ impl Metrics {
             self.available_updates.get_or_create(&labels).set(*count);
         }
         self.operator_up.clear();
-        for (name, version, up) in &series.operator_up {
+        for (name, version, reason, up) in &series.operator_up {
             let labels = OperatorUpLabels {
                 name: name.clone(),
                 version: version.clone(),
+                reason: reason.clone(),
             };
             self.operator_up.get_or_create(&labels).set(*up);
         }
@@ -326,11 +329,11 @@ mod tests {
         m.observe_pass(&report, Duration::from_millis(20));
         let text = m.encode();
         assert!(
-            text.contains(r#"cluster_version_capability{name="Console",enabled="true"} 1"#),
+            text.contains(r#"cluster_version_capability{name="Console"} 1"#),
             "{text}"
         );
         assert!(
-            text.contains(r#"cluster_version_capability{name="baremetal",enabled="false"} 1"#),
+            text.contains(r#"cluster_version_capability{name="baremetal"} 0"#),
             "{text}"
         );
         assert!(

@@ -1177,7 +1177,7 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
         json!({"url": format!("https://bug/{name}"), "name": name,
                "message": format!("{name} may happen."),
                "matchingRules": [{"type": "PromQL", "promql": {"promql": format!(
-                   "group(cluster_version_capability{{name=\"{capability}\",enabled=\"true\"}}) or vector(0)")}}]})
+                   "group(cluster_version_capability{{name=\"{capability}\"}} == 1) or vector(0)")}}]})
     };
     let conditional = json!([
         {"edges": [{"from": "4.17.0", "to": "4.18.0"}], "risks": [risk("ConsoleBreaks", "Console")]},
@@ -1232,7 +1232,7 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
 
         // Reachable, once Prometheus has scraped the capabilities this cluster has.
         prometheus
-            .wait_for(r#"cluster_version_capability{name="Console",enabled="true"}"#)
+            .wait_for(r#"cluster_version_capability{name="Console"} == 1"#)
             .await?;
         options.prometheus.url = Some(prometheus.url.clone());
         // As a restart with the new --prometheus-url would: upstream's cache keeps a failed
