@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -34,7 +34,7 @@ use super::binding::{ReclaimContext, Teardown};
 use super::crds::OPERATOR;
 use super::keys::{
     FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, FINALIZER_INFRAENV, LABEL_BMH,
-    LABEL_CLUSTER_DEPLOYMENT_NAMESPACE,
+    LABEL_CLUSTER_DEPLOYMENT_NAMESPACE, LABEL_INFRAENV,
 };
 use super::reconcile::{
     AgentContext, ClusterView, EventScope, HostEventRecord, INFRA_ENV_HOSTS_REMAIN,
@@ -625,11 +625,14 @@ async fn cluster_deployment_reconcile(
                 match unbound {
                     Ok(()) => {}
                     // Refused by the webhook (a state without a cancel rule): not retried in
-                    // a loop; the ClusterDeployment waits and looks again later.
+                    // a loop; the ClusterDeployment waits and looks again later. A 403 from
+                    // missing RBAC is an error, not a refusal.
                     Err(ReconcileError::Write {
                         source: kube::Error::Api(s),
                         ..
-                    }) if s.code == 400 || s.code == 403 => {
+                    }) if (s.code == 400 || s.code == 403)
+                        && s.message.contains("denied the request") =>
+                    {
                         tracing::warn!(agent = %agent_name, message = %s.message, "teardown: the unbind was refused; retrying later");
                         refused = true;
                     }
@@ -684,19 +687,43 @@ async fn infra_env_reconcile(
         if !present {
             return Ok(Action::await_change());
         }
-        let agents = shared.agents.state();
-        let deletion = infra_env_deletion(infra_env, agents.iter().map(|a| &**a));
+        // The API's list, not the cache: an Agent registered a moment ago must not be left
+        // behind with no InfraEnv once the finalizer goes.
         let agents_api: Api<Agent> = Api::namespaced(shared.client.clone(), &namespace);
-        for agent in &deletion.delete {
+        let selector = format!("{LABEL_INFRAENV}={name}");
+        let agents = (agents_api
+            .list(&ListParams::default().labels(&selector))
+            .await)
+            .map_err(write_error("list", "Agent", &selector))?
+            .items;
+        let deletion = infra_env_deletion(infra_env, agents.iter());
+        // Agents already being deleted (their own finalizer) need nothing more.
+        let to_delete: Vec<&Agent> = (deletion.delete.iter().copied())
+            .filter(|a| a.metadata.deletion_timestamp.is_none())
+            .collect();
+        for agent in &to_delete {
             let agent_name = agent.name_any();
-            match agents_api
-                .delete(&agent_name, &DeleteParams::default())
-                .await
-            {
+            // Only the Agent as decided on: one that changed since (a host that began binding)
+            // is decided again on the next look.
+            let guarded = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: agent.uid(),
+                    resource_version: agent.resource_version(),
+                }),
+                ..DeleteParams::default()
+            };
+            match agents_api.delete(&agent_name, &guarded).await {
                 Ok(_) => (shared.host.metrics).observe_write("infraenvs", "Agent", "delete"),
                 Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(kube::Error::Api(s)) if s.code == 409 => {
+                    return Ok(Action::requeue(Duration::from_millis(200)));
+                }
                 Err(e) => return Err(write_error("delete", "Agent", &agent_name)(e)),
             }
+        }
+        if !to_delete.is_empty() {
+            // Look again (a fresh list) before the finalizer goes.
+            return Ok(Action::requeue(Duration::from_millis(200)));
         }
         if !deletion.remaining.is_empty() {
             let waiting: Vec<String> = deletion.remaining.iter().map(|a| a.name_any()).collect();
