@@ -369,13 +369,19 @@ async fn reconcile_agent_object(
     agent: Arc<Agent>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
+    observed(&shared, "agents", agent_reconcile(&agent, &shared)).await
+}
+
+/// Runs one reconcile of `controller`, counting it and its duration in the host's metrics.
+async fn observed(
+    shared: &Shared,
+    controller: &'static str,
+    reconcile: impl std::future::Future<Output = Result<Action, ReconcileError>>,
+) -> Result<Action, ReconcileError> {
     let started = Instant::now();
-    let result = agent_reconcile(&agent, &shared).await;
-    let label = match &result {
-        Ok(_) => "success",
-        Err(_) => "error",
-    };
-    (shared.host.metrics).observe_reconcile("agents", label, started.elapsed());
+    let result = reconcile.await;
+    let label = if result.is_ok() { "success" } else { "error" };
+    (shared.host.metrics).observe_reconcile(controller, label, started.elapsed());
     result
 }
 
@@ -534,11 +540,12 @@ async fn reconcile_cluster_deployment(
     cd: Arc<ClusterDeployment>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
-    let started = Instant::now();
-    let result = cluster_deployment_reconcile(&cd, &shared).await;
-    let label = if result.is_ok() { "success" } else { "error" };
-    (shared.host.metrics).observe_reconcile("clusterdeployments", label, started.elapsed());
-    result
+    observed(
+        &shared,
+        "clusterdeployments",
+        cluster_deployment_reconcile(&cd, &shared),
+    )
+    .await
 }
 
 async fn cluster_deployment_reconcile(
@@ -662,11 +669,12 @@ async fn reconcile_infra_env(
     infra_env: Arc<InfraEnv>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
-    let started = Instant::now();
-    let result = infra_env_reconcile(&infra_env, &shared).await;
-    let label = if result.is_ok() { "success" } else { "error" };
-    (shared.host.metrics).observe_reconcile("infraenvs", label, started.elapsed());
-    result
+    observed(
+        &shared,
+        "infraenvs",
+        infra_env_reconcile(&infra_env, &shared),
+    )
+    .await
 }
 
 /// How long an InfraEnv being deleted waits for its remaining hosts before it looks again
