@@ -73,16 +73,37 @@ fn with_quote_escape_spelled_out(text: &str, e: &Error) -> Option<String> {
     let Position { line, column } = e.position?;
     // Columns count characters after a byte-order mark, which libyaml has skipped.
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let start = text
-        .split_inclusive('\n')
-        .take(line - 1)
-        .map(str::len)
-        .sum::<usize>();
-    let start = if line == 1 { bom } else { start };
+    let start = if line == 1 {
+        bom
+    } else {
+        line_start(text, line)?
+    };
     let at = start + text[start..].char_indices().nth(column - 1)?.0;
     text[at..]
         .starts_with("\\'")
         .then(|| format!("{}\\x27{}", &text[..at], &text[at + 2..]))
+}
+
+/// The byte offset where 1-based `line` starts, counting lines as libyaml does: `\r\n`, `\r`,
+/// `\n`, NEL, LS and PS each end one.
+fn line_start(text: &str, line: usize) -> Option<usize> {
+    let mut seen = 1;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let end = match c {
+            '\r' if chars.peek().is_some_and(|(_, next)| *next == '\n') => {
+                chars.next();
+                at + 2
+            }
+            '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' => at + c.len_utf8(),
+            _ => continue,
+        };
+        seen += 1;
+        if seen == line {
+            return Some(end);
+        }
+    }
+    None
 }
 
 struct Builder<'a> {
@@ -367,6 +388,18 @@ mod tests {
             json!({"a": "it's", "b": "x''", "c": "d\\"})
         );
         assert_eq!(parse("\u{feff}é: \"\\'日\\'\"\n"), json!({"é": "'日'"}));
+        // Lines as libyaml counts them: the escape on the third line of each.
+        for text in [
+            "a: 1\rb: 2\rc: \"it\\'s\"\r",
+            "a: 1\r\nb: 2\r\nc: \"it\\'s\"\r\n",
+            "a: 1\u{2028}b: 2\nc: \"it\\'s\"\n",
+        ] {
+            assert_eq!(
+                parse(text),
+                json!({"a": 1, "b": 2, "c": "it's"}),
+                "{text:?}"
+            );
+        }
         let err = parse_document("a: \"\\'\\q\"\n").unwrap_err();
         assert!(
             err.message.ends_with("found unknown escape character"),

@@ -75,13 +75,19 @@ impl<'a> Chunk<'a> {
     /// go-yaml: line by line, each line ended by `\n` (its `LineReader` appends one to every line
     /// `bufio.Reader.ReadLine` returns). So the last line of a file without a final newline gets
     /// one, and a block scalar (`|`, `|+`, `>`, `>+`) ending there keeps a final line break,
-    /// which changes the document's JSON and the version hash. (`ReadLine` also drops the `\r`
-    /// of `\r\n`; libyaml reads `\r\n` as one line break, so that needs no copy.)
+    /// which changes the document's JSON and the version hash. `ReadLine` also drops the `\r`
+    /// of a line's final `\r\n`, and only that one: a line ending `\r\r\n` reaches go-yaml as
+    /// `\r\n`, one line break, where the bytes as written are two (`\r`, then `\r\n`).
     pub fn reader_text(&self) -> Cow<'a, str> {
-        if self.text.is_empty() || self.text.ends_with('\n') {
-            Cow::Borrowed(self.text)
+        let text: Cow<'a, str> = if self.text.contains("\r\n") {
+            Cow::Owned(self.text.replace("\r\n", "\n"))
         } else {
-            Cow::Owned(format!("{}\n", self.text))
+            Cow::Borrowed(self.text)
+        };
+        if text.is_empty() || text.ends_with('\n') {
+            text
+        } else {
+            Cow::Owned(format!("{text}\n"))
         }
     }
 }
@@ -132,7 +138,14 @@ fn split_yaml(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
                 ));
             }
             if let Some((begin, begin_line)) = start.take() {
+                // The reader returns the open document; the separator line is dropped.
                 chunks.push(yaml_chunk(&text[begin..offset], begin_line));
+            } else if hides_lines(rest) {
+                // With no document open, the reader keeps the separator line as the start of
+                // the next one. That only matters when the "comment" after `---` holds line
+                // breaks go-yaml sees and the reader does not (a lone `\r`): the rest of the
+                // line is then YAML.
+                start = Some((offset, line_no));
             }
         } else if start.is_none() {
             start = Some((offset, line_no));
@@ -143,6 +156,15 @@ fn split_yaml(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
         chunks.push(yaml_chunk(&text[begin..], begin_line));
     }
     Ok(chunks)
+}
+
+/// Whether the rest of a `\n`-ended line holds a line break of go-yaml's (`\r` not followed by
+/// the line's `\n`, NEL, LS, PS), so that more YAML lines hide in what the Kubernetes reader
+/// takes for one line.
+fn hides_lines(rest: &str) -> bool {
+    let body = rest.strip_suffix('\n').unwrap_or(rest);
+    let body = body.strip_suffix('\r').unwrap_or(body);
+    body.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}'])
 }
 
 fn yaml_chunk(text: &str, line: usize) -> Chunk<'_> {
@@ -276,6 +298,29 @@ mod tests {
         assert_eq!(chunks[1].reader_text(), "b: |\n  y\n");
     }
 
+    /// The Kubernetes reader splits lines on `\n` only; go-yaml also breaks lines on `\r`. A
+    /// separator line that opens a file hides the YAML after its lone `\r`s: the reader keeps
+    /// that line as the start of the document (and go-yaml reads it), where an ordinary
+    /// separator line is dropped.
+    #[test]
+    fn a_separator_line_with_hidden_lines_starts_the_document() {
+        let chunks = split_stream("--- # first\ra: 1\r---\rb: 2\r").unwrap();
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].text, "--- # first\ra: 1\r---\rb: 2\r");
+        assert_eq!(
+            parse_value(&chunks[0].reader_text()).unwrap(),
+            serde_json::json!({"a": 1})
+        );
+        // An ordinary separator line is not part of the document, nor one after an open one.
+        assert_eq!(texts("--- # c\na: 1\n"), [("a: 1\n", 2)]);
+        assert_eq!(
+            texts("a: 1\n--- # c\rb: 2\n"),
+            [("a: 1\n", 1)],
+            "the reader drops a separator line that ends a document, hidden lines and all"
+        );
+        assert_eq!(texts("--- # c\r\na: 1\r\n"), [("a: 1\r\n", 2)]);
+    }
+
     /// Upstream (wubifXWv73o= on the corpus, hack/upstream) keeps the final line break of a
     /// block scalar on the last line of a file that has no final newline.
     #[test]
@@ -288,6 +333,11 @@ mod tests {
             ("a: |-\n  x", "x"),
             ("a: >-\n  x", "x"),
             ("a: |\r\n  x\r\n", "x\n"),
+            // Go's ReadLine drops one `\r\n` per line: `\r\r\n` is one line break, not two.
+            ("a: |\r\r\n  crlf\r\r\n  two\r\r\n", "crlf\ntwo\n"),
+            ("a: |\r\r\n  crlf\r\r\n  two", "crlf\ntwo\n"),
+            // A lone `\r` is a line break to go-yaml, and no line end to the reader.
+            ("a: |\r  x\r  y", "x\ny\n"),
         ] {
             let chunk = &split_stream(text).unwrap()[0];
             let value = parse_value(&chunk.reader_text()).unwrap();

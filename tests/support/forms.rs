@@ -488,8 +488,17 @@ impl Gen {
                 out.pop();
             }
         }
-        if self.rng.chance(6) {
-            out = out.replace('\n', "\r\n");
+        // Other line ends: Windows', a doubled CR (each line as an editor that adds a CR to a
+        // CRLF file writes it), and old Mac's lone CR, which Kubernetes' line reader does not
+        // split on but go-yaml does.
+        if self.rng.chance(9) {
+            let ending = self.rng.pick(&["\r\n", "\r\n", "\r\r\n", "\r"]);
+            // With lone CRs the whole file is one line to the reader: a file opening with a
+            // bare `---` would then be an invalid separator, which upstream refuses to load.
+            let bare_start = out.starts_with("---") && !out.starts_with("--- #");
+            if ending != "\r" || !bare_start {
+                out = out.replace('\n', ending);
+            }
         }
         let mut bytes = Vec::new();
         if self.rng.chance(4) {
