@@ -4,9 +4,9 @@
 #   hack/fuzz.sh TARGET SECONDS   # one of: yaml json template manifest extract
 #   hack/fuzz.sh all SECONDS      # each target in turn, SECONDS each
 #
-# Installs what is missing (cargo-afl under ~/.cache/cvo/tools, the AFL++ runtime it builds
-# under ~/.cache/cvo/afl), builds the instrumented targets (fuzz/, cached in
-# ~/.cache/cvo/fuzz-target), builds the seed corpus at run time from fuzz/seeds, the bundled
+# Installs what is missing (cargo-afl under $XDG_CACHE_HOME/cvo/tools, the AFL++ runtime it
+# builds under $XDG_CACHE_HOME/cvo/afl; ~/.cache when XDG_CACHE_HOME is unset), builds the
+# instrumented targets (fuzz/, cached in $XDG_CACHE_HOME/cvo/fuzz-target), builds the seed corpus at run time from fuzz/seeds, the bundled
 # payloads and ../shared/corpus ($CVO_CORPUS_DIR) when present (required with
 # CVO_REQUIRE_CORPUS=1), and runs afl-fuzz for SECONDS. Exits non-zero when a target crashes
 # (a panic, an abort, a broken invariant; over CVO_FUZZ_MEMORY_MB of memory) or hangs (an input
@@ -46,7 +46,7 @@ fi
 
 # ---- install what is missing -------------------------------------------------------------
 afl_version=0.18.2
-cache=$HOME/.cache/cvo
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/cvo
 tools=$cache/tools
 export PATH="$tools/bin:$HOME/.cargo/bin:$PATH"
 # cargo-afl keeps the AFL++ it builds in the XDG data directory: keep it in the cache.
@@ -184,5 +184,6 @@ if [ "$crashes" != 0 ] || [ "$hangs" != 0 ] || [ ${#bad_seeds[@]} -gt 0 ]; then
       head -n 6 >&2 || true
   done
   echo "hack/fuzz.sh: $target: reproduce with: $binary < FILE" >&2
+  echo "hack/fuzz.sh: once fixed, keep the input in fuzz/regressions/$target/ (tests/fuzz_replay.rs replays it)" >&2
   exit 1
 fi

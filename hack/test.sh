@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: installs what the tests need if it is missing (idempotent), then
-# formatting, lints and every test target. Used by .ci/run and by developers alike.
+# formatting, lints, docs and every test target. Used by .ci/run and by developers alike. Each
+# phase's time is printed at the end, also when a phase fails.
 #
 #   hack/test.sh            # everything
 #   CVO_REQUIRE_CORPUS=1    # fail (instead of skip) when ../shared/corpus is absent
@@ -9,49 +10,87 @@
 #   CVO_REQUIRE_UPSTREAM=1  # fail (instead of skip) when the upstream oracle cannot be built
 #   CVO_REQUIRE_GPG=1       # fail (instead of skip) when GnuPG is missing (the signature tests)
 #   CVO_REQUIRE_PROMETHEUS=1 # fail (instead of skip) when Prometheus is missing (the risk tests)
-#   CVO_FUZZ_SECONDS=N      # how long each fuzz target runs (default 20; 0 skips fuzzing)
+#
+# Coverage-guided fuzzing is not part of it (hack/fuzz.sh); the fuzz seeds and regressions are
+# replayed by tests/fuzz_replay.rs in the normal test build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+phases=()
+phase_started=$SECONDS
+phase_name=
+run_started=$SECONDS
+# phase NAME: ends the running phase (recording its time) and starts NAME.
+phase() {
+  if [ -n "$phase_name" ]; then
+    phases+=("$(printf '%6d s  %s' $((SECONDS - phase_started)) "$phase_name")")
+  fi
+  phase_name=$1
+  phase_started=$SECONDS
+  [ -z "$1" ] || echo "==> $1"
+}
+report() {
+  local status=$?
+  [ -z "$phase_name" ] || phase "" # records the phase running when the script stopped
+  echo "==> phase times"
+  printf '%s\n' "${phases[@]}"
+  printf '%6d s  total (exit %d)\n' $((SECONDS - run_started)) "$status"
+}
+trap report EXIT
+
+phase "hack/install-deps.sh"
 hack/install-deps.sh
 
-echo "==> cargo fmt --check"
+phase "cargo fmt --check"
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
-echo "==> cargo clippy"
+
+# The cluster tests need kube-apiserver and etcd, and kube-controller-manager for those that set
+# CVO_CLUSTER_CONTROLLERS (namespace deletion, garbage collection): build.sh builds all three,
+# ~5 min cold for kube-apiserver + ~1.5 min for kube-controller-manager, cached in
+# ${XDG_CACHE_HOME:-~/.cache}/cvo/cluster, so later runs start at once. The upstream oracle
+# (tests/upstream.rs) is built with them. Both are Go builds and run beside the Rust build
+# below, which they do not share anything with.
+phase "hack/cluster/build.sh + hack/upstream/build.sh (in the background)"
+go_log=$(mktemp)
+(
+  status=0
+  hack/cluster/build.sh || status=1
+  hack/upstream/build.sh >/dev/null || status=$((status + 2))
+  exit $status
+) >"$go_log" 2>&1 &
+go_pid=$!
+
+# clippy and doc share the dependencies' metadata builds (check mode); the test build then
+# compiles each crate once more into code, which no lint pass can share.
+phase "cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
 # The fuzz crate resolves the main crate's dependencies as Cargo.lock pins them (as hack/fuzz.sh).
 if [ ! -e fuzz/Cargo.lock ] || [ Cargo.lock -nt fuzz/Cargo.lock ]; then
   cp Cargo.lock fuzz/Cargo.lock
 fi
-cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
-# The render-only build (README: no cluster, no registry client) must keep compiling.
-echo "==> cargo clippy --no-default-features"
+# The render-only build (no cluster, no registry client) must keep compiling.
+phase "cargo clippy --no-default-features"
 cargo clippy --no-default-features --locked -- -D warnings
-echo "==> cargo doc"
+phase "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
-# The cluster tests need kube-apiserver and etcd, and kube-controller-manager for those that set
-# CVO_CLUSTER_CONTROLLERS (namespace deletion, garbage collection): build.sh builds all three,
-# ~5 min cold for kube-apiserver + ~1.5 min for kube-controller-manager, cached in
-# ~/.cache/cvo/cluster, so later runs start at once.
-echo "==> hack/cluster/build.sh"
-if ! hack/cluster/build.sh; then
+phase "cargo test --no-run"
+cargo test --all-targets --locked --no-run
+
+phase "wait for the Go builds"
+go_status=0
+wait "$go_pid" || go_status=$?
+cat "$go_log"
+rm -f "$go_log"
+if [ $((go_status & 1)) != 0 ]; then
   [ "${CVO_REQUIRE_CLUSTER:-}" != 1 ] || exit 1
   echo "warning: cannot build the test cluster; the cluster tests will skip" >&2
 fi
-# tests/upstream.rs compares cvo with the upstream oracle (hack/upstream/, Go): ~1-2 min to
-# build cold, cached in ~/.cache/cvo/upstream.
-echo "==> hack/upstream/build.sh"
-if ! hack/upstream/build.sh >/dev/null; then
+if [ $((go_status & 2)) != 0 ]; then
   [ "${CVO_REQUIRE_UPSTREAM:-}" != 1 ] || exit 1
   echo "warning: cannot build the upstream oracle; tests/upstream.rs will skip" >&2
 fi
-# Coverage-guided fuzzing, briefly: each target for CVO_FUZZ_SECONDS (before the tests, whose
-# summary ends the output). The instrumented build is cached in ~/.cache/cvo/fuzz-target.
-fuzz_seconds=${CVO_FUZZ_SECONDS:-20}
-if [ "$fuzz_seconds" != 0 ]; then
-  echo "==> hack/fuzz.sh all $fuzz_seconds"
-  hack/fuzz.sh all "$fuzz_seconds"
-fi
-echo "==> cargo test"
+
+phase "cargo test"
 cargo test --all-targets --locked
+phase ""
