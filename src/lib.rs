@@ -42,6 +42,7 @@ pub mod operator;
 pub mod payload;
 pub mod plan;
 pub mod render;
+pub mod retry;
 pub mod suggest;
 pub mod updates;
 pub mod validate;

@@ -675,7 +675,7 @@ fn an_unreachable_server_is_one_error_that_names_it() {
                 "start",
                 "--once",
                 "--connect-timeout",
-                "1",
+                "3",
                 "--listen",
                 "127.0.0.1:0",
             ])
@@ -683,7 +683,12 @@ fn an_unreachable_server_is_one_error_that_names_it() {
             .arg(&kubeconfig),
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // The retries (one a second) are said once, with how long they go on, then the error.
+    let retrying: Vec<&str> = start.lines().filter(|l| l.contains("retrying")).collect();
+    assert_eq!(retrying.len(), 1, "{start}");
+    assert!(retrying[0].contains("retrying for up to 3s"), "{start}");
     let last = start.lines().last().unwrap_or_default();
+    assert!(last.contains("(gave up after "), "{start}");
     assert!(
         last.starts_with(&format!(
             "error: cannot reach the Kubernetes API server {server}/: "
@@ -1410,4 +1415,124 @@ fn prometheus_options_are_checked_before_connecting() {
         .clone();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("--prometheus-url"), "{err}");
+}
+
+#[test]
+fn the_payload_may_be_the_commands_argument() {
+    let bundled = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.17.0");
+    // As an argument and as --payload, the same answer.
+    let by_flag = stdout(cvo().args(["hash", "--payload", bundled]));
+    assert_eq!(stdout(cvo().args(["hash", bundled])), by_flag);
+    assert_eq!(
+        json(cvo().args(["validate", bundled, "-o", "json"])),
+        serde_json::json!([])
+    );
+    // Both at once is a usage error.
+    cvo()
+        .args(["hash", bundled, "--payload", bundled])
+        .assert()
+        .code(2);
+    // explain: a first argument that is a directory is the payload, the rest are names.
+    let rows = json(cvo().args(["explain", bundled, "-o", "json", "etcd-operator"]));
+    assert!(
+        rows.as_array()
+            .is_some_and(|r| !r.is_empty() && r.iter().all(|d| d["name"] == "etcd-operator")),
+        "{rows}"
+    );
+    let by_flag = json(cvo().args([
+        "explain",
+        "--payload",
+        bundled,
+        "-o",
+        "json",
+        "etcd-operator",
+    ]));
+    assert_eq!(rows, by_flag);
+    // Without a payload argument the names select from the bundled payload.
+    let rows = json(cvo().args(["explain", "-o", "json", "etcd-operator"]));
+    assert!(rows.as_array().is_some_and(|r| !r.is_empty()), "{rows}");
+}
+
+#[test]
+fn completion_scripts_are_valid_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let script = stdout(cvo().args(["completion", shell]));
+        assert!(script.contains("render"), "{shell}: {script}");
+        let path = dir.path().join(format!("cvo.{shell}"));
+        fs::write(&path, &script).unwrap();
+        // Each shell that is installed checks its own script's syntax.
+        let check = match shell {
+            "bash" => Some(("bash", vec!["-n"])),
+            "zsh" => Some(("zsh", vec!["-n"])),
+            "fish" => Some(("fish", vec!["--no-execute"])),
+            _ => None,
+        };
+        let Some((program, args)) = check else {
+            continue;
+        };
+        match std::process::Command::new(program)
+            .args(&args)
+            .arg(&path)
+            .output()
+        {
+            Ok(out) => assert!(
+                out.status.success(),
+                "{program} -n rejects the {shell} completion: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            Err(_) if shell != "bash" => eprintln!("{program} is not installed: not checked"),
+            Err(e) => panic!("bash: {e}"),
+        }
+    }
+    // bash completes a command's flags.
+    let bash = dir.path().join("cvo.bash");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; COMP_WORDS=(cvo validate --deny); COMP_CWORD=2; _cvo cvo --deny validate; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            bash.display()
+        ))
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&out.stdout);
+    assert!(words.contains("--deny-warnings"), "{words}");
+    // A shell clap does not know is a usage error naming the valid ones.
+    let err = cvo().args(["completion", "tcsh"]).assert().code(2);
+    let err = String::from_utf8_lossy(&err.get_output().stderr).to_string();
+    assert!(err.contains("bash") && err.contains("zsh"), "{err}");
+}
+
+#[test]
+fn man_pages_are_written_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("man1");
+    let out = stdout(cvo().args(["man", "--to"]).arg(&to));
+    assert!(out.starts_with("wrote "), "{out}");
+    for page in [
+        "cvo.1",
+        "cvo-render.1",
+        "cvo-validate.1",
+        "cvo-payload-push.1",
+    ] {
+        let text = fs::read_to_string(to.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".TH"), "{page} is not a man page");
+    }
+    let render = fs::read_to_string(to.join("cvo-render.1")).unwrap();
+    assert!(
+        render.contains("cvo render"),
+        "the synopsis names the command as typed"
+    );
+    assert!(render.contains("output\\-dir"), "the flags are documented");
+    assert!(!to.join("cvo-help.1").exists());
+    // man itself reads them, where it is installed.
+    if let Ok(out) = std::process::Command::new("man")
+        .args(["-l", "-P", "cat"])
+        .arg(to.join("cvo-render.1"))
+        .env("MANWIDTH", "100")
+        .output()
+        && out.status.success()
+    {
+        assert!(String::from_utf8_lossy(&out.stdout).contains("render"));
+    }
 }

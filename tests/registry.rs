@@ -23,6 +23,7 @@ fn cvo(tmp: &Path) -> Command {
         .env_remove("RUST_LOG")
         .env_remove("REGISTRY_AUTH_FILE")
         .env_remove("DOCKER_CONFIG")
+        .env_remove("XDG_RUNTIME_DIR")
         .env_remove("CVO_OCI_MAX_BYTES")
         .env_remove("CVO_OCI_MAX_ENTRIES")
         .env("HOME", tmp.join("home"))
@@ -207,6 +208,100 @@ fn basic_auth_through_a_docker_config() {
     )
     .unwrap();
     failure(cvo(tmp.path()).args(["payload", "info", &reference]));
+}
+
+/// Writes `docker-credential-NAME` into `bin`: it answers `get` for `registry` with `user:pass`
+/// (recording the server it was asked for in `bin/asked-NAME`), and "credentials not found" for
+/// any other server, as docker's helpers do.
+fn credential_helper(bin: &Path, name: &str, registry: &str, user: &str, pass: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs::create_dir_all(bin).unwrap();
+    let path = bin.join(format!("docker-credential-{name}"));
+    fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = get ] || exit 2\nread -r server\necho \"$server\" > \"$(dirname \"$0\")/asked-{name}\"\n\
+             if [ \"$server\" = \"{registry}\" ]; then\n  \
+             printf '{{\"ServerURL\":\"%s\",\"Username\":\"{user}\",\"Secret\":\"{pass}\"}}' \"$server\"\nelse\n  \
+             echo 'credentials not found in native keychain'; exit 1\nfi\n"
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn credential_helpers_and_podmans_auth_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(reg) = Registry::start_or_skip(tmp.path(), Some("cvo:s3cret")) else {
+        return;
+    };
+    let reference = format!("{}/openshift/release:4.18.0", reg.addr);
+    stdout(
+        cvo(tmp.path())
+            .args(["payload", "push", BUNDLED, &reference])
+            .args(["--registry-username", "cvo", "--registry-password-stdin"])
+            .write_stdin("s3cret\n"),
+    );
+    let bin = tmp.path().join("bin");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let docker = tmp.path().join("home/.docker");
+    fs::create_dir_all(&docker).unwrap();
+
+    // credHelpers: the registry's own helper, run with the registry on standard input.
+    credential_helper(&bin, "cvotest", &reg.addr, "cvo", "s3cret");
+    let config = format!(r#"{{"credHelpers": {{"{}": "cvotest"}}}}"#, reg.addr);
+    fs::write(docker.join("config.json"), &config).unwrap();
+    let ok = info_with(tmp.path(), &reference, |c| {
+        c.env("PATH", &path);
+    });
+    assert_eq!(ok["version"], "4.18.0");
+    assert_eq!(
+        fs::read_to_string(bin.join("asked-cvotest"))
+            .unwrap()
+            .trim(),
+        reg.addr
+    );
+
+    // credsStore: the default helper; one with wrong credentials is refused by the registry.
+    credential_helper(&bin, "store", &reg.addr, "cvo", "wrong");
+    fs::write(
+        docker.join("config.json"),
+        r#"{"auths": {}, "credsStore": "store"}"#,
+    )
+    .unwrap();
+    let mut cmd = cvo(tmp.path());
+    cmd.env("PATH", &path).args(["payload", "info", &reference]);
+    failure(&mut cmd);
+
+    // A helper missing from PATH is an error naming it.
+    fs::write(docker.join("config.json"), r#"{"credsStore": "absent"}"#).unwrap();
+    let mut cmd = cvo(tmp.path());
+    cmd.env("PATH", &path).args(["payload", "info", &reference]);
+    let err = failure(&mut cmd);
+    assert!(err.contains("docker-credential-absent"), "{err}");
+
+    // ${XDG_RUNTIME_DIR}/containers/auth.json (podman's login) comes before docker's config; a
+    // helper without credentials for the registry there passes on to the next file.
+    let runtime = tmp.path().join("run");
+    fs::create_dir_all(runtime.join("containers")).unwrap();
+    credential_helper(&bin, "elsewhere", "other.example:5000", "x", "y");
+    fs::write(
+        runtime.join("containers/auth.json"),
+        r#"{"credsStore": "elsewhere"}"#,
+    )
+    .unwrap();
+    fs::write(docker.join("config.json"), &config).unwrap();
+    let ok = info_with(tmp.path(), &reference, |c| {
+        c.env("PATH", &path).env("XDG_RUNTIME_DIR", &runtime);
+    });
+    assert_eq!(ok["version"], "4.18.0");
+    assert_eq!(
+        fs::read_to_string(bin.join("asked-elsewhere"))
+            .unwrap()
+            .trim(),
+        reg.addr
+    );
 }
 
 fn info_with(tmp: &Path, source: &str, f: impl FnOnce(&mut Command)) -> Value {

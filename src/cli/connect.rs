@@ -9,6 +9,7 @@ use anyhow::{Context as _, anyhow};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::causes::{innermost, with_causes};
+use crate::retry::RetryNotice;
 
 /// A client for `kubeconfig` (else `$KUBECONFIG`, `~/.kube/config` or the in-cluster config).
 /// With `wait`, its server must answer `/version` within that time (asked every second).
@@ -62,22 +63,33 @@ pub async fn client_for(
         return Ok(client);
     };
     let started = Instant::now();
+    let mut notice = RetryNotice::new(format!("waiting for the API server {server}"), Some(wait));
     loop {
         // Each attempt is bounded too: a server that accepts connections and never answers.
         let left = wait
             .saturating_sub(started.elapsed())
             .max(Duration::from_secs(1));
         let problem = match tokio::time::timeout(left, client.apiserver_version()).await {
-            Ok(Ok(_)) => return Ok(client),
+            Ok(Ok(_)) => {
+                if let Some(line) = notice.succeeded() {
+                    tracing::info!("{line}");
+                }
+                return Ok(client);
+            }
             Ok(Err(e)) => describe(&e),
             Err(_) => format!("no answer within {}s", left.as_secs()),
         };
         if started.elapsed() >= wait {
+            let attempts = notice.failures() + 1;
             return Err(anyhow!(
-                "cannot reach the Kubernetes API server {server}: {problem}"
+                "cannot reach the Kubernetes API server {server}: {problem} (gave up after {attempts} attempt{} in {}s)",
+                if attempts == 1 { "" } else { "s" },
+                wait.as_secs()
             ));
         }
-        tracing::warn!(server, error = %problem, "waiting for the API server");
+        if let Some(line) = notice.failed(&problem) {
+            tracing::warn!("{line}");
+        }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

@@ -13,6 +13,7 @@ mod agent;
 #[cfg(feature = "cluster")]
 mod apply;
 mod capabilities;
+mod completion;
 #[cfg(feature = "cluster")]
 mod connect;
 #[cfg(feature = "cluster")]
@@ -94,8 +95,10 @@ pub struct ImageArgs {
     /// ~/.cache/cvo/payloads].
     #[arg(long, env = "CVO_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// Registry user name (with --registry-password-stdin); default: $REGISTRY_AUTH_FILE or
-    /// ~/.docker/config.json, else anonymous.
+    /// Registry user name (with --registry-password-stdin); default: the auth files podman and
+    /// docker write ($REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json,
+    /// ~/.config/containers/auth.json, ~/.docker/config.json) and their credential helpers, else
+    /// anonymous.
     #[arg(long, value_name = "USER", requires = "registry_password_stdin")]
     pub registry_username: Option<String>,
     /// Read the registry password from standard input (with --registry-username).
@@ -148,7 +151,12 @@ impl ImageArgs {
             .docker_config
             .clone()
             .filter(|d| !d.as_os_str().is_empty()))
-        .or_else(|| home.map(|h| h.join(".docker")));
+        .or_else(|| home.as_ref().map(|h| h.join(".docker")));
+        // podman's order: $REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json,
+        // ~/.config/containers/auth.json, then docker's config.
+        let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from);
         options.registry = crate::oci::registry::RegistrySettings {
             credentials: None,
             insecure: self.insecure_registry.clone(),
@@ -156,6 +164,11 @@ impl ImageArgs {
             auth_files: (self.registry_auth_file.iter())
                 .filter(|f| !f.as_os_str().is_empty())
                 .cloned()
+                .chain(runtime_dir.map(|d| d.join("containers/auth.json")))
+                .chain(
+                    home.as_ref()
+                        .map(|h| h.join(".config/containers/auth.json")),
+                )
                 .chain(docker_config.map(|d| d.join("config.json")))
                 .collect(),
             progress,
@@ -250,6 +263,10 @@ pub enum Command {
     /// progress of an update, `upgrade channel NAME` to set the channel.
     #[cfg(feature = "cluster")]
     Upgrade(upgrade::UpgradeArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completion(completion::CompletionArgs),
+    /// Write the man pages of cvo and of every command into a directory.
+    Man(completion::ManArgs),
 }
 
 impl Command {
@@ -267,7 +284,7 @@ impl Command {
             Command::Start(a) => Some(&a.images),
             Command::Plan(a) => Some(&a.images),
             Command::Payload(a) => a.images(),
-            Command::Capabilities(_) => None,
+            Command::Capabilities(_) | Command::Completion(_) | Command::Man(_) => None,
             #[cfg(feature = "cluster")]
             Command::Crds(_)
             | Command::Controller(_)
@@ -279,19 +296,75 @@ impl Command {
     }
 }
 
-/// Where the payload comes from; shared by every payload command.
-#[derive(Debug, Clone, clap::Args)]
+/// Where the payload comes from; shared by every payload command: `--payload SRC`, or `SRC` as
+/// the command's argument (`cvo validate payloads/4.18.0`).
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct PayloadArgs {
     /// Payload directory (a payload root or a plain directory of manifests), or a release image
     /// in an OCI image layout (`oci-layout:PATH[:TAG]`) or a registry (`registry/repo:tag`,
     /// `registry/repo@sha256:...`, `docker://...`); default: the payload bundled into cvo.
     #[arg(long, value_name = "SRC")]
     pub payload: Option<String>,
+    /// The payload, as --payload takes it.
+    #[arg(value_name = "SRC", conflicts_with = "payload")]
+    pub positional: Option<String>,
 }
 
 impl PayloadArgs {
+    /// The payload named `src`.
+    pub fn named(src: &str) -> PayloadArgs {
+        PayloadArgs {
+            payload: Some(src.to_string()),
+            positional: None,
+        }
+    }
+
+    /// The payload as the user gave it, by flag or argument.
+    pub fn given(&self) -> Option<&str> {
+        self.payload.as_deref().or(self.positional.as_deref())
+    }
+
     pub fn source(&self) -> PayloadSource {
-        PayloadSource::from_arg(self.payload.as_deref())
+        PayloadSource::from_arg(self.given())
+    }
+}
+
+/// `--payload SRC` alone, for a command whose arguments are something else (`cvo explain`
+/// takes the payload as its first argument only when that is clearly one: see
+/// [`PayloadFlag::with_first_argument`]).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PayloadFlag {
+    /// Payload directory (a payload root or a plain directory of manifests), or a release image
+    /// in an OCI image layout (`oci-layout:PATH[:TAG]`) or a registry (`registry/repo:tag`,
+    /// `registry/repo@sha256:...`, `docker://...`); default: the payload bundled into cvo. The
+    /// first argument may name it instead when it is a directory or an image reference.
+    #[arg(long, value_name = "SRC")]
+    pub payload: Option<String>,
+}
+
+impl PayloadFlag {
+    /// The payload, and the arguments left: without `--payload`, a first argument that is a
+    /// directory, `bundled`, an `oci-layout:` or a registry reference names the payload (a
+    /// document's name, file name or `kind/name` is none of these).
+    pub fn with_first_argument(&self, arguments: &[String]) -> (PayloadArgs, Vec<String>) {
+        let names_payload = |arg: &str| {
+            arg == "bundled"
+                || arg.starts_with("oci-layout:")
+                || crate::oci::registry::is_reference(arg)
+                || std::path::Path::new(arg).is_dir()
+        };
+        match (&self.payload, arguments.split_first()) {
+            (None, Some((first, rest))) if names_payload(first) => {
+                (PayloadArgs::named(first), rest.to_vec())
+            }
+            _ => (
+                PayloadArgs {
+                    payload: self.payload.clone(),
+                    positional: None,
+                },
+                arguments.to_vec(),
+            ),
+        }
     }
 }
 
@@ -358,6 +431,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Edge(group) => edge::edge(group),
         #[cfg(feature = "cluster")]
         Command::Upgrade(args) => upgrade::upgrade(args),
+        Command::Completion(args) => completion::completion(args),
+        Command::Man(args) => completion::man(args),
     };
     match result {
         Ok(code) => code,
@@ -389,7 +464,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
         #[cfg(feature = "cluster")]
         Command::Apply(a) => machine(&a.output),
         Command::Payload(a) => a.machine_output(),
-        Command::Render(_) | Command::Hash(_) => false,
+        Command::Render(_) | Command::Hash(_) | Command::Completion(_) | Command::Man(_) => false,
         #[cfg(feature = "cluster")]
         Command::Start(_) | Command::Controller(_) | Command::Upgrade(_) => false,
         #[cfg(feature = "cluster")]

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::{CliResult, ImageArgs, InclusionArgs, PayloadArgs, Settings, load_payload};
+use super::{
+    CliResult, ImageArgs, InclusionArgs, PayloadArgs, PayloadFlag, Settings, load_payload,
+};
 use crate::explain::{Explanation, explain as explain_payload};
 use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::payload::{Layout, LoadOptions, Payload};
@@ -46,7 +48,7 @@ pub enum RenderFormat {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     #[command(flatten)]
-    pub payload: PayloadArgs,
+    pub payload: PayloadFlag,
     /// Pullspec substituted for {{.ReleaseImage}} in manifests/ templates.
     #[arg(long, value_name = "IMG")]
     pub release_image: Option<String>,
@@ -55,7 +57,9 @@ pub struct ExplainArgs {
     /// table: one aligned row per document; json: a list of documents with every field.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
     pub output: TableOrJson,
-    /// Only these documents: metadata.name, file name, or kind/name.
+    /// Only these documents: metadata.name, file name, or kind/name. Without --payload, a first
+    /// argument that is a directory or an image reference is the payload.
+    #[arg(value_name = "[SRC] NAME")]
     pub names: Vec<String>,
     #[command(flatten)]
     pub images: ImageArgs,
@@ -311,21 +315,22 @@ fn describe_release(payload: &Payload) -> String {
 
 pub fn explain(args: ExplainArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
+    let (source, names) = args.payload.with_first_argument(&args.names);
     let payload = load_payload(
         settings,
-        &args.payload,
+        &source,
         &load_options(&args.inclusion, args.release_image.clone(), false),
     )?;
     let config = args.inclusion.config(&payload)?;
     let rows: Vec<Explanation> = explain_payload(&payload, &config)
         .into_iter()
-        .filter(|row| args.names.is_empty() || args.names.iter().any(|n| row.matches(n)))
+        .filter(|row| names.is_empty() || names.iter().any(|n| row.matches(n)))
         .collect();
-    if !args.names.is_empty() && rows.is_empty() {
+    if !names.is_empty() && rows.is_empty() {
         return Err(anyhow::anyhow!(
             "no document of {} matches {}",
             payload.origin,
-            args.names.join(", ")
+            names.join(", ")
         )
         .into());
     }

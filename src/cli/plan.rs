@@ -28,7 +28,7 @@ pub struct PlanArgs {
     /// Print the unified diff of each updated manifest (JSON output always carries them).
     #[arg(long)]
     pub diff: bool,
-    /// table: a summary for people; json: the whole plan (see README.md).
+    /// table: a summary for people; json: the whole plan (see docs/release-engineering.md).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TableOrJson::Table)]
     pub output: TableOrJson,
     #[command(flatten)]
@@ -38,20 +38,8 @@ pub struct PlanArgs {
 pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
     args.inclusion.validate()?;
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
-    let from = load_payload(
-        settings,
-        &PayloadArgs {
-            payload: Some(args.from.clone()),
-        },
-        &options,
-    )?;
-    let to = load_payload(
-        settings,
-        &PayloadArgs {
-            payload: Some(args.to.clone()),
-        },
-        &options,
-    )?;
+    let from = load_payload(settings, &PayloadArgs::named(&args.from), &options)?;
+    let to = load_payload(settings, &PayloadArgs::named(&args.to), &options)?;
     // Capabilities either release declares are known to the plan.
     let declared = to.release.as_ref().map(|r| r.capabilities.as_slice());
     let registry = from.registry().with_declared(declared.unwrap_or_default());

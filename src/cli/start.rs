@@ -108,7 +108,7 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
     // A release image is its own release image (upstream passes the pullspec it runs from).
     let from_image = match args.payload.source() {
         PayloadSource::Registry(_) | PayloadSource::OciLayout { .. } => {
-            args.payload.payload.clone()
+            args.payload.given().map(str::to_string)
         }
         PayloadSource::Directory(_) | PayloadSource::Bundled => None,
     };

@@ -54,7 +54,7 @@ pub struct UpgradeArgs {
     /// Update although the cluster is updating, failing or invalid.
     #[arg(long)]
     pub allow_upgrade_with_warnings: bool,
-    /// The status as `text` (oc's) or `json` (see README.md); only without a target.
+    /// The status as `text` (oc's) or `json` (see docs/install-and-operate.md); only without a target.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusFormat::Text)]
     pub output: StatusFormat,
     /// Also list the updates that are not recommended for this cluster, with their risks.
@@ -86,7 +86,7 @@ pub enum UpgradeCommand {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// `text` (oc's sections) or `json` (the assessment; see README.md for its fields).
+    /// `text` (oc's sections) or `json` (the assessment; see docs/install-and-operate.md for its fields).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusFormat::Text)]
     pub output: StatusFormat,
     #[command(flatten)]

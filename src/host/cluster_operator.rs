@@ -2,6 +2,7 @@
 //! status): created when missing, its status replaced when it changes, every `interval`
 //! while the controllers run (every second while they start).
 
+use crate::retry::RetryNotice;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -36,13 +37,21 @@ pub async fn keep_cluster_operator(
     mut stop: watch::Receiver<bool>,
 ) {
     let api: Api<ClusterOperator> = Api::all(client);
+    let mut notice = RetryNotice::new(
+        format!("updating the ClusterOperator {}", settings.name),
+        None,
+    );
     loop {
         let health = Health {
             running: running.load(Ordering::Relaxed),
             failure: None,
         };
-        if let Err(e) = write_cluster_operator(&api, &health, &settings).await {
-            tracing::warn!(error = %e, name = settings.name, "cannot update the ClusterOperator");
+        let line = match write_cluster_operator(&api, &health, &settings).await {
+            Err(e) => notice.failed(&e.to_string()),
+            Ok(_) => notice.succeeded(),
+        };
+        if let Some(line) = line {
+            tracing::warn!("{line}");
         }
         let interval = match health.running {
             true => settings.interval,

@@ -403,6 +403,23 @@ impl Endpoints for ControllerMetrics {
     }
 }
 
+/// What a component's watch stream says when it fails: the watcher backs off and retries for
+/// ever, so each reason is logged once (and its recovery), not at every attempt.
+pub fn watch_error_logger<T, E: std::fmt::Display>(
+    kind: &str,
+) -> impl FnMut(&Result<T, E>) + use<T, E> {
+    let mut notice = crate::retry::RetryNotice::new(format!("watching {kind}"), None);
+    move |result| {
+        let line = match result {
+            Err(e) => notice.failed(&e.to_string()),
+            Ok(_) => notice.succeeded(),
+        };
+        if let Some(line) = line {
+            tracing::warn!("{line}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

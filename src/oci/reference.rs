@@ -14,13 +14,115 @@ pub struct RegistrySettings {
     /// `--cert-dir DIR`: `DIR/<host[:port]>/*.crt` are extra CA roots for that registry, as
     /// docker's and podman's `certs.d`; empty: `/etc/containers/certs.d`, `/etc/docker/certs.d`.
     pub cert_dirs: Vec<PathBuf>,
-    /// Docker-style auth files (`auths.<host>.auth`), tried in order when there are no
-    /// `credentials`: `$REGISTRY_AUTH_FILE`, then `$DOCKER_CONFIG/config.json` or
-    /// `~/.docker/config.json`, as the command line resolves them.
+    /// Docker-style auth files, tried in order when there are no `credentials`, as podman reads
+    /// them: `$REGISTRY_AUTH_FILE`, `${XDG_RUNTIME_DIR}/containers/auth.json`,
+    /// `~/.config/containers/auth.json`, then `$DOCKER_CONFIG/config.json` or
+    /// `~/.docker/config.json`, as the command line resolves them. Each may name credential
+    /// helpers (`credHelpers`, `credsStore`) instead of holding the credentials.
     pub auth_files: Vec<PathBuf>,
     /// Draw a download progress bar on standard error (see
     /// [`super::progress::show_progress`]); off by default.
     pub progress: bool,
+}
+
+// Only the registry client (feature `registry`) reads auth files.
+#[cfg_attr(not(feature = "registry"), allow(dead_code))]
+/// Where an auth file says a registry's credentials are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthEntry {
+    /// `auths.<host>.auth`: base64 `user:password`.
+    Basic { user: String, password: String },
+    /// A credential helper, `docker-credential-<name>`: `credHelpers.<host>`, or `credsStore`
+    /// for every registry without its own helper or `auth`.
+    Helper(String),
+}
+
+// Only the registry client (feature `registry`) reads auth files.
+#[cfg_attr(not(feature = "registry"), allow(dead_code))]
+/// What a docker/podman auth file (`config`, already parsed) says about `registry`
+/// (`host[:port]`), in docker's order: the registry's own credential helper, its `auths`
+/// entry (keys may carry a scheme and a path: `https://host/v1/`), then the default
+/// `credsStore`. `None` when the file says nothing about it. The error is what is wrong with
+/// the file, for the caller to name it.
+pub fn auth_entry(config: &serde_json::Value, registry: &str) -> Result<Option<AuthEntry>, String> {
+    let host_of = |key: &str| {
+        let key = key
+            .trim_start_matches("https://")
+            .trim_start_matches("http://");
+        key.split('/').next().unwrap_or(key).to_string()
+    };
+    let helper = |name: &serde_json::Value, field: &str| match name.as_str() {
+        Some(name) if is_helper_name(name) => Ok(AuthEntry::Helper(name.to_string())),
+        _ => Err(format!(
+            "{field} is not a credential helper name (letters, digits, `.`, `_`, `-`): {name}"
+        )),
+    };
+    if let Some(helpers) = config.get("credHelpers").and_then(|h| h.as_object())
+        && let Some((key, name)) = helpers.iter().find(|(key, _)| host_of(key) == registry)
+    {
+        return helper(name, &format!("credHelpers.\"{key}\"")).map(Some);
+    }
+    let entry = (config.get("auths").and_then(|a| a.as_object()))
+        .and_then(|auths| auths.iter().find(|(key, _)| host_of(key) == registry));
+    if let Some((key, entry)) = entry
+        && let Some(encoded) = entry.get("auth").and_then(|a| a.as_str())
+        && !encoded.is_empty()
+    {
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|s| {
+                s.split_once(':')
+                    .map(|(u, p)| (u.to_string(), p.to_string()))
+            });
+        return match decoded {
+            Some((user, password)) => Ok(Some(AuthEntry::Basic { user, password })),
+            None => Err(format!("auths.\"{key}\".auth is not base64 user:password")),
+        };
+    }
+    match config.get("credsStore") {
+        Some(name) if name.as_str() != Some("") => helper(name, "credsStore").map(Some),
+        _ => Ok(None),
+    }
+}
+
+// Only the registry client (feature `registry`) reads auth files.
+#[cfg_attr(not(feature = "registry"), allow(dead_code))]
+/// A credential helper's name: it becomes part of a program name looked up on `PATH`, so no
+/// path separators.
+fn is_helper_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+// Only the registry client (feature `registry`) reads auth files.
+#[cfg_attr(not(feature = "registry"), allow(dead_code))]
+/// What a credential helper's `get` printed (`{"ServerURL", "Username", "Secret"}`), as a user
+/// and password. Docker's identity tokens (`Username: "<token>"`) are OAuth refresh tokens,
+/// which this client cannot exchange: an error says so.
+pub fn helper_credentials(output: &str) -> Result<(String, String), String> {
+    #[derive(serde::Deserialize)]
+    struct Reply {
+        #[serde(rename = "Username")]
+        username: String,
+        #[serde(rename = "Secret")]
+        secret: String,
+    }
+    let reply: Reply = serde_json::from_str(output.trim())
+        .map_err(|e| format!("its answer is not {{\"Username\", \"Secret\"}} JSON: {e}"))?;
+    if reply.username == "<token>" {
+        return Err(
+            "it holds an identity token (Username \"<token>\"), which cvo cannot use: log in \
+             with a user name and password"
+                .to_string(),
+        );
+    }
+    Ok((reply.username, reply.secret))
 }
 
 /// Whether `text` is a registry reference: `docker://…`, `…@sha256:…`, or
@@ -39,4 +141,89 @@ pub fn is_reference(text: &str) -> bool {
         && !text.starts_with('.')
         && (host.contains('.') || host.contains(':') || host == "localhost")
         && !host.contains(['\\', ' '])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn basic(user: &str, password: &str) -> Option<AuthEntry> {
+        Some(AuthEntry::Basic {
+            user: user.into(),
+            password: password.into(),
+        })
+    }
+
+    #[test]
+    fn auth_files_are_read_in_dockers_order() {
+        // "cvo:pw" and "other:pw" in base64.
+        let cases = [
+            (
+                json!({"auths": {"r.io": {"auth": "Y3ZvOnB3"}}}),
+                "r.io",
+                basic("cvo", "pw"),
+            ),
+            (
+                json!({"auths": {"https://r.io/v1/": {"auth": "Y3ZvOnB3"}}}),
+                "r.io",
+                basic("cvo", "pw"),
+            ),
+            (
+                json!({"auths": {"r.io": {"auth": "Y3ZvOnB3"}}}),
+                "s.io",
+                None,
+            ),
+            // The registry's own helper wins over its auth and over the store.
+            (
+                json!({"credHelpers": {"r.io": "ecr-login"}, "auths": {"r.io": {"auth": "Y3ZvOnB3"}}, "credsStore": "desktop"}),
+                "r.io",
+                Some(AuthEntry::Helper("ecr-login".into())),
+            ),
+            // docker leaves an empty `auths` entry for registries whose secret is in the store.
+            (
+                json!({"auths": {"r.io": {}}, "credsStore": "pass"}),
+                "r.io",
+                Some(AuthEntry::Helper("pass".into())),
+            ),
+            (
+                json!({"auths": {"r.io": {"auth": "b3RoZXI6cHc="}}, "credsStore": "pass"}),
+                "r.io",
+                basic("other", "pw"),
+            ),
+            (json!({"credsStore": ""}), "r.io", None),
+            (json!({}), "127.0.0.1:5000", None),
+        ];
+        for (config, registry, want) in cases {
+            assert_eq!(
+                auth_entry(&config, registry),
+                Ok(want),
+                "{config} for {registry}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_auth_files_are_errors_naming_the_field() {
+        let err = auth_entry(&json!({"auths": {"r.io": {"auth": "!!"}}}), "r.io").unwrap_err();
+        assert!(err.contains("auths.\"r.io\".auth"), "{err}");
+        let err =
+            auth_entry(&json!({"credHelpers": {"r.io": "../../bin/sh"}}), "r.io").unwrap_err();
+        assert!(err.contains("credHelpers.\"r.io\""), "{err}");
+        assert!(auth_entry(&json!({"credsStore": 3}), "r.io").is_err());
+    }
+
+    #[test]
+    fn helper_answers_are_read() {
+        assert_eq!(
+            helper_credentials(r#"{"ServerURL":"r.io","Username":"u","Secret":"s"}"#),
+            Ok(("u".into(), "s".into()))
+        );
+        assert!(
+            helper_credentials(r#"{"Username":"<token>","Secret":"t"}"#)
+                .unwrap_err()
+                .contains("identity token")
+        );
+        assert!(helper_credentials("not json").is_err());
+    }
 }

@@ -15,8 +15,10 @@
 //! Pushing writes the same one-layer image as [`super::push`] into a temporary layout and
 //! uploads its blobs and manifests.
 //!
-//! Auth: `--registry-username` + `--registry-password-stdin`, else `$REGISTRY_AUTH_FILE` or
-//! `~/.docker/config.json` (`auths.<host>.auth` = base64 `user:pass`), else anonymous. Plain
+//! Auth: `--registry-username` + `--registry-password-stdin`, else the auth files podman and
+//! docker read (`$REGISTRY_AUTH_FILE`, `${XDG_RUNTIME_DIR}/containers/auth.json`,
+//! `~/.config/containers/auth.json`, `~/.docker/config.json`): `credHelpers`, `auths.<host>.auth`
+//! (base64 `user:pass`) or `credsStore`, else anonymous. Plain
 //! HTTP only for loopback registries and `--insecure-registry HOST`; a registry with a
 //! `certs.d/<host[:port]>/` folder (`--cert-dir`) is TLS with those CAs, loopback or not.
 
@@ -24,13 +26,13 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use futures_util::StreamExt as _;
 use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
 use super::progress::Download;
+use super::reference::{AuthEntry, auth_entry, helper_credentials};
 pub use super::reference::{RegistrySettings, is_reference};
 use super::{
     Descriptor, Digest, ImageManifest, Index, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST,
@@ -232,47 +234,66 @@ fn client_for(registry: &str, settings: &RegistrySettings) -> Result<Client, Oci
     }))
 }
 
-/// The credentials for `registry`: the flags', else the first auth file with an entry for it.
+/// The credentials for `registry`: the flags', else the first auth file that says something
+/// about it (its credential helper's answer, or its `auths` entry), else anonymous.
 pub fn auth_for(registry: &str, settings: &RegistrySettings) -> Result<RegistryAuth, OciError> {
     if let Some((user, pass)) = &settings.credentials {
         return Ok(RegistryAuth::Basic(user.clone(), pass.clone()));
     }
     for file in &settings.auth_files {
         let Ok(bytes) = fs::read(file) else { continue };
-        let config: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            OciError::Invalid(format!("registry auth file {}: {e}", file.display()))
-        })?;
-        let Some(auths) = config.get("auths").and_then(|a| a.as_object()) else {
-            continue;
-        };
-        let entry = auths.iter().find(|(key, _)| {
-            let key = key
-                .trim_start_matches("https://")
-                .trim_start_matches("http://");
-            let key = key.split('/').next().unwrap_or(key);
-            key == registry
-        });
-        let Some((_, entry)) = entry else { continue };
-        let Some(encoded) = entry.get("auth").and_then(|a| a.as_str()) else {
-            continue;
-        };
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(encoded.trim())
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .and_then(|s| {
-                s.split_once(':')
-                    .map(|(u, p)| (u.to_string(), p.to_string()))
-            })
-            .ok_or_else(|| {
-                OciError::Invalid(format!(
-                    "registry auth file {}: auths.{registry}.auth is not base64 user:password",
-                    file.display()
-                ))
-            })?;
-        return Ok(RegistryAuth::Basic(decoded.0, decoded.1));
+        let invalid =
+            |e: String| OciError::Invalid(format!("registry auth file {}: {e}", file.display()));
+        let config: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
+        match auth_entry(&config, registry).map_err(invalid)? {
+            None => continue,
+            Some(AuthEntry::Basic { user, password }) => {
+                return Ok(RegistryAuth::Basic(user, password));
+            }
+            Some(AuthEntry::Helper(name)) => match run_credential_helper(&name, registry) {
+                Ok(Some((user, password))) => return Ok(RegistryAuth::Basic(user, password)),
+                // The helper has nothing for this registry: the next file may.
+                Ok(None) => continue,
+                Err(e) => return Err(invalid(e)),
+            },
+        }
     }
     Ok(RegistryAuth::Anonymous)
+}
+
+/// Runs `docker-credential-<name> get` with `registry` on standard input, as docker and podman
+/// do. `None` when the helper has no credentials for it (its "credentials not found" answer).
+fn run_credential_helper(name: &str, registry: &str) -> Result<Option<(String, String)>, String> {
+    let program = format!("docker-credential-{name}");
+    let mut child = std::process::Command::new(&program)
+        .arg("get")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run the credential helper {program} (is it on PATH?): {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A helper that exits without reading is judged by its answer below.
+        let _ = stdin.write_all(registry.as_bytes());
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("credential helper {program}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        if stdout.contains("credentials not found") {
+            return Ok(None);
+        }
+        return Err(format!(
+            "credential helper {program} failed for {registry} ({}): {}",
+            output.status,
+            format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)).trim()
+        ));
+    }
+    helper_credentials(&stdout)
+        .map(Some)
+        .map_err(|e| format!("credential helper {program} for {registry}: {e}"))
 }
 
 fn net_err(
@@ -290,7 +311,8 @@ fn net_err(
         {
             format!(
                 " (no credentials for {registry}: pass --registry-username with \
-                 --registry-password-stdin, or add auths.\"{registry}\" to $REGISTRY_AUTH_FILE or \
+                 --registry-password-stdin, or log in with podman or docker, which write \
+                 $REGISTRY_AUTH_FILE, ${{XDG_RUNTIME_DIR}}/containers/auth.json or \
                  ~/.docker/config.json)"
             )
         } else if text.contains("HTTP request to an HTTPS server") {

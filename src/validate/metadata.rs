@@ -74,7 +74,7 @@ fn release_metadata(file: &InputFile, findings: &mut Vec<Finding>) -> Option<Rel
             findings.extend(warnings.into_iter().map(|w| {
                 if w.starts_with(DECLARED_CAPABILITIES_KEY) {
                     Finding::new(Code::CapabilityDeclaration, path(RELEASE_METADATA), w)
-                        .help("declare each new capability once: {\"name\", \"description\", \"sets\"} (see README.md, \"Capabilities a payload declares\")")
+                        .help("declare each new capability once: {\"name\", \"description\", \"sets\"} (see docs/payload-format.md, \"Capabilities a payload declares\")")
                 } else {
                     Finding::new(Code::ReleaseMetadataValue, path(RELEASE_METADATA), w)
                         .help("the CVO only logs this and ignores the value")

@@ -181,9 +181,11 @@ where
     )
     .modify(|o| o.meta_mut().managed_fields = None)
     .applied_objects()
-    .for_each(|r| async move {
-        if let Err(e) = r {
-            tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying");
+    .for_each({
+        let mut log = crate::host::controller::watch_error_logger(&K::kind(&()));
+        move |r| {
+            log(&r);
+            async {}
         }
     });
     tasks.push(tokio::spawn(stream));

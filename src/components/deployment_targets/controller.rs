@@ -559,8 +559,13 @@ where
             }
         })
         .applied_objects()
-        .map_err(|e| tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying"))
-        .for_each(|_| async {});
+        .for_each({
+            let mut log = crate::host::controller::watch_error_logger(&K::kind(&()));
+            move |r| {
+                log(&r);
+                async {}
+            }
+        });
     tasks.push(tokio::spawn(stream));
     (reader, triggers)
 }

@@ -1,5 +1,5 @@
 //! Annotation, label and finalizer keys, and the values written under them, exactly as the
-//! running system writes them (spec A.3); where ADR 8 says otherwise, README.md lists it.
+//! running system writes them (spec A.3); where ADR 8 says otherwise, docs/components/deployment-targets.md lists it.
 
 /// On a claim the binder marked for dynamic provisioning; value: the claim's class name
 /// (not a provisioner name, whatever ADR 8 says).
