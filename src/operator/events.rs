@@ -225,8 +225,8 @@ impl EventRecorder {
                             EventType::Normal
                         },
                         reason: event.reason.into(),
+                        action: action(&note),
                         note: Some(note),
-                        action: event.reason.into(),
                         secondary: None,
                     },
                     &reference,
@@ -237,6 +237,17 @@ impl EventRecorder {
             }
         }
     }
+}
+
+/// The Event's `action`. kube-runtime's recorder folds Events of the same type, reason, action
+/// and object into one series, while upstream's (client-go) folds only identical messages: so
+/// the note is the action, within the 128 bytes the API allows.
+fn action(note: &str) -> String {
+    let mut end = note.len().min(128);
+    while !note.is_char_boundary(end) {
+        end -= 1;
+    }
+    note[..end].to_string()
 }
 
 #[cfg(test)]
