@@ -368,7 +368,7 @@ pub async fn start_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             .args(extra)
             .arg("--kubeconfig")
             .arg(ctx.cluster.kubeconfig())
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", ""])
             .env("CLUSTER_PROFILE", PROFILE)
             .env_remove("EXCLUDE_MANIFESTS");
         c
