@@ -671,14 +671,7 @@ fn an_unreachable_server_is_one_error_that_names_it() {
     let started = std::time::Instant::now();
     let start = fails(
         cvo()
-            .args([
-                "start",
-                "--once",
-                "--connect-timeout",
-                "3",
-                "--listen",
-                "127.0.0.1:0",
-            ])
+            .args(["start", "--once", "--connect-timeout", "3", "--listen", ""])
             .arg("--kubeconfig")
             .arg(&kubeconfig),
     );
@@ -1535,4 +1528,20 @@ fn man_pages_are_written_for_every_command() {
     {
         assert!(String::from_utf8_lossy(&out.stdout).contains("render"));
     }
+}
+
+#[test]
+fn start_needs_a_serving_certificate_for_metrics() {
+    let err = fails(cvo().args(["start"]));
+    assert_eq!(
+        err.trim_end(),
+        "error: cvo start serves /metrics over HTTPS: give --serving-cert-file and --serving-key-file (the metrics Service's serving certificate), or --listen \"\" for no metrics server (--metrics-plain-http serves plain HTTP, for development only)"
+    );
+    let err = fails(cvo().args([
+        "start",
+        "--metrics-plain-http",
+        "--tls-min-version",
+        "VersionTLS2",
+    ]));
+    assert!(err.contains("(did you mean VersionTLS12?)"), "{err}");
 }

@@ -46,10 +46,13 @@ use apply_tests::{
     apply_crd_then_custom_resource, apply_create_only_and_delete, apply_reverts_drift,
     apply_sets_owner_references,
 };
+#[path = "cluster/monitoring.rs"]
+mod monitoring_tests;
 #[path = "cluster/start.rs"]
 mod start_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
+use monitoring_tests::{events_about_the_cluster_version, monitoring_scrapes_over_tls_and_alerts};
 use start_tests::{
     start_as_restricted_user, start_command, start_creates_or_explains_the_lease_namespace,
     start_enables_then_keeps_a_capability, start_honours_overrides,
@@ -119,6 +122,12 @@ const TESTS: &[(&str, TestFn)] = &[
     ("start_command", |c| Box::pin(start_command(c))),
     ("start_serves_metrics_and_readyz", |c| {
         Box::pin(start_serves_metrics_and_readyz(c))
+    }),
+    ("monitoring_scrapes_over_tls_and_alerts", |c| {
+        Box::pin(monitoring_scrapes_over_tls_and_alerts(c))
+    }),
+    ("events_about_the_cluster_version", |c| {
+        Box::pin(events_about_the_cluster_version(c))
     }),
     ("start_honours_overrides", |c| {
         Box::pin(start_honours_overrides(c))

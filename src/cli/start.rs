@@ -10,8 +10,10 @@ use clap::Args;
 
 use super::{CliResult, ImageArgs, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
+use crate::host::metrics_tls::{MetricsTls, TlsServing, serve_tls, watch_client_ca};
 use crate::host::serve::{bind, serve};
 use crate::host::signal::shutdown_signal;
+use crate::host::tls_settings::TlsSettings;
 use crate::include::DEFAULT_CLUSTER_PROFILE;
 use crate::operator::{LeaseConfig, Metrics, OperatorFacts, RunOptions, run};
 use crate::payload::{LoadOptions, PayloadSource};
@@ -57,9 +59,29 @@ pub struct StartArgs {
     /// With --once: how long to wait for the API server, and then for the ClusterVersion.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub connect_timeout: u64,
-    /// Where `/metrics`, `/healthz` and `/readyz` are served.
+    /// Where `/metrics`, `/healthz` and `/readyz` are served, over HTTPS with
+    /// --serving-cert-file and --serving-key-file; "" for no server (as upstream's `--listen`).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9099")]
-    pub listen: std::net::SocketAddr,
+    pub listen: String,
+    /// The X.509 certificate (PEM) the metrics server presents: the metrics Service's serving
+    /// certificate (`tls.crt`). Read again when it changes.
+    #[arg(long, value_name = "PATH")]
+    pub serving_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of --serving-cert-file (`tls.key`).
+    #[arg(long, value_name = "PATH")]
+    pub serving_key_file: Option<PathBuf>,
+    /// The lowest TLS version the metrics server accepts: VersionTLS12 or VersionTLS13
+    /// (VersionTLS10 and VersionTLS11 mean TLS 1.2: nothing older is ever spoken).
+    #[arg(long, value_name = "VERSION", default_value = "")]
+    pub tls_min_version: String,
+    /// The cipher suites the metrics server accepts, by Go's names (e.g.
+    /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); the list restricts the TLS 1.2 suites, as Go's.
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub tls_cipher_suites: Vec<String>,
+    /// Development only: serve `/metrics` to anyone over plain HTTP (no certificate, no
+    /// client check).
+    #[arg(long, conflicts_with_all = ["serving_cert_file", "serving_key_file"])]
+    pub metrics_plain_http: bool,
     /// Apply without holding the Lease `openshift-cluster-version/version` (a single replica).
     #[arg(long)]
     pub disable_leader_election: bool,
@@ -82,7 +104,10 @@ pub struct StartArgs {
     #[arg(long, value_name = "PATH")]
     pub update_service_ca: Option<PathBuf>,
     /// The Prometheus (or Thanos querier) HTTP API that `PromQL` conditional update risks are
-    /// evaluated against (`<URL>/api/v1/query`); without it they are `EvaluationFailed`.
+    /// evaluated against (`<URL>/api/v1/query`). Default, as upstream: the cluster's Thanos
+    /// querier (https://thanos-querier.openshift-monitoring.svc.cluster.local:9091 at the
+    /// ClusterIP of Service openshift-monitoring/thanos-querier), trusting the service CA
+    /// (/etc/tls/service-ca/service-ca.crt) with the pod's ServiceAccount token.
     #[arg(long, value_name = "URL")]
     pub prometheus_url: Option<String>,
     /// PEM CA certificates: the only roots trusted for --prometheus-url.
@@ -127,6 +152,7 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
         None => None,
     };
     let prometheus = prometheus_options(&args)?;
+    let server = metrics_server(&args)?;
     let options = RunOptions {
         resync_interval: Duration::from_secs(args.resync_interval),
         facts: OperatorFacts {
@@ -166,12 +192,23 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
         // An operator waits for its server; a one-shot run gives up after --connect-timeout.
         let wait = args.once.then(|| Duration::from_secs(args.connect_timeout));
         let client = super::connect::connect(args.kubeconfig.as_deref(), wait).await?;
-        let (listener, addr) = bind(args.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", args.listen))?;
-        tracing::info!(%addr, "serving /metrics, /healthz and /readyz");
         let (tx, rx) = tokio::sync::watch::channel(false);
-        tokio::spawn(serve(listener, metrics, rx.clone()));
+        if let Some((listen, tls)) = server {
+            let (listener, addr) = bind(listen)
+                .await
+                .with_context(|| format!("cannot listen on {listen}"))?;
+            match tls {
+                Some(tls) => {
+                    tracing::info!(%addr, "serving /metrics (for the monitoring stack), /healthz and /readyz over HTTPS");
+                    let client_ca = watch_client_ca(client.clone(), rx.clone());
+                    tokio::spawn(serve_tls(listener, metrics, tls, client_ca, rx.clone()));
+                }
+                None => {
+                    tracing::warn!(%addr, "serving /metrics, /healthz and /readyz over plain HTTP to anyone (--metrics-plain-http: development only)");
+                    tokio::spawn(serve(listener, metrics, rx.clone()));
+                }
+            }
+        }
         tokio::spawn(async move {
             shutdown_signal().await;
             tracing::info!("signal received; stopping after the current pass");
@@ -192,6 +229,43 @@ pub(super) fn default_identity(pod_name: Option<&str>) -> String {
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "cvo".into());
     format!("{host}_{}", std::process::id())
+}
+
+/// How often the serving certificate files are read again for a rotated certificate.
+const CERTIFICATE_RELOAD: Duration = Duration::from_secs(5);
+
+/// The metrics server `args` ask for: where, and its TLS (`None`: plain HTTP); `None` for no
+/// server. Checked before connecting: upstream requires the certificate unless `--listen` is
+/// empty; plain HTTP is this project's development escape.
+type MetricsServer = Option<(std::net::SocketAddr, Option<MetricsTls>)>;
+
+fn metrics_server(args: &StartArgs) -> anyhow::Result<MetricsServer> {
+    if args.listen.is_empty() {
+        return Ok(None);
+    }
+    let listen: std::net::SocketAddr = args.listen.parse().map_err(|e| {
+        anyhow::anyhow!(
+            "--listen {:?} is not an address ({e}): give HOST:PORT, e.g. 0.0.0.0:9099, or \"\" for no metrics server",
+            args.listen
+        )
+    })?;
+    let settings = TlsSettings::parse(&args.tls_min_version, &args.tls_cipher_suites)?;
+    if args.metrics_plain_http {
+        return Ok(Some((listen, None)));
+    }
+    let (Some(cert_file), Some(key_file)) = (&args.serving_cert_file, &args.serving_key_file)
+    else {
+        anyhow::bail!(
+            "cvo start serves /metrics over HTTPS: give --serving-cert-file and --serving-key-file (the metrics Service's serving certificate), or --listen \"\" for no metrics server (--metrics-plain-http serves plain HTTP, for development only)"
+        );
+    };
+    let tls = MetricsTls::new(&TlsServing {
+        cert_file: cert_file.clone(),
+        key_file: key_file.clone(),
+        settings,
+        reload_interval: CERTIFICATE_RELOAD,
+    })?;
+    Ok(Some((listen, Some(tls))))
 }
 
 /// The Prometheus risk evaluation uses: the URL checked (an `http://` or `https://` URL with a
@@ -219,10 +293,15 @@ fn prometheus_options(args: &StartArgs) -> anyhow::Result<PrometheusOptions> {
         std::fs::metadata(path)
             .with_context(|| format!("cannot read --prometheus-token-file {}", path.display()))?;
     }
+    let budget = Duration::from_secs(args.prometheus_timeout);
+    if args.prometheus_url.is_none() {
+        return Ok(crate::updates::promql_target::default_target(budget));
+    }
     Ok(PrometheusOptions {
         url: args.prometheus_url.clone(),
         ca_bundle,
         token_file: args.prometheus_token_file.clone(),
-        budget: Duration::from_secs(args.prometheus_timeout),
+        budget,
+        ..PrometheusOptions::default()
     })
 }

@@ -197,5 +197,6 @@ fn best_effort_payload(input: &PayloadInput) -> Payload {
         release_image: String::new(),
         manifests: Vec::new(),
         warnings: Vec::new(),
+        created: None,
     }
 }

@@ -2,7 +2,9 @@
 //! or runs a payload component's controllers (`cvo controller NAME`):
 //!
 //! * [`lease`]: leader election on a `coordination.k8s.io/v1` Lease;
-//! * [`serve`]: `/metrics`, `/healthz` and `/readyz`;
+//! * [`serve`]: `/metrics`, `/healthz` and `/readyz`; [`metrics_tls`] serves them over TLS
+//!   for `cvo start`, `/metrics` for the monitoring stack only ([`metrics_auth`], pure), with
+//!   the TLS settings of [`tls_settings`] (pure);
 //! * [`signal`]: stopping on SIGTERM;
 //! * [`webhook`]: admission webhooks over TLS, with a certificate the controller makes;
 //! * [`controller`]: the host of components' controllers (leadership, metrics, Events);
@@ -11,7 +13,10 @@
 pub mod cluster_operator;
 pub mod controller;
 pub mod lease;
+pub mod metrics_auth;
+pub mod metrics_tls;
 pub mod operator_status;
 pub mod serve;
 pub mod signal;
+pub mod tls_settings;
 pub mod webhook;

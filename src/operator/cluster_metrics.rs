@@ -205,6 +205,21 @@ pub fn series(
         from_version: completed_version,
         value: current.created,
     });
+    let (up, conditions) = operator_series(operators);
+    out.operator_up.extend(up);
+    out.operator_conditions.extend(conditions);
+    out
+}
+
+/// `(name, version, reason, up)` of `cluster_operator_up`.
+pub type OperatorUp = (String, String, String, i64);
+/// `(name, condition, reason, 1|0)` of `cluster_operator_conditions`.
+pub type OperatorCondition = (String, String, String, i64);
+
+/// The ClusterOperators' `cluster_operator_up` and `cluster_operator_conditions` series, as
+/// upstream's `Collect` reads them from its informer at scrape time.
+pub fn operator_series(operators: &[ClusterOperator]) -> (Vec<OperatorUp>, Vec<OperatorCondition>) {
+    let (mut up_series, mut condition_series) = (Vec::new(), Vec::new());
     for operator in operators {
         let name = operator.metadata.name.clone().unwrap_or_default();
         let status = operator.status.clone().unwrap_or_default();
@@ -217,12 +232,11 @@ pub fn series(
             c.reason.clone().unwrap_or_default()
         });
         let up = available.is_some_and(|c| c.status == "True");
-        out.operator_up
-            .push((name.clone(), version, reason, i64::from(up)));
+        up_series.push((name.clone(), version, reason, i64::from(up)));
         for condition in
             (status.conditions.iter()).filter(|c| c.status == "True" || c.status == "False")
         {
-            out.operator_conditions.push((
+            condition_series.push((
                 name.clone(),
                 condition.type_.clone(),
                 condition.reason.clone().unwrap_or_default(),
@@ -230,7 +244,77 @@ pub fn series(
             ));
         }
     }
-    out
+    (up_series, condition_series)
+}
+
+/// Upstream `clusterOperatorChanged`: the condition types of a ClusterOperator whose status
+/// changed between two observations (`cluster_operator_condition_transitions` counts them): a
+/// type that went away, changed status, or appeared.
+pub fn condition_transitions(old: &ClusterOperator, new: &ClusterOperator) -> Vec<String> {
+    let conditions = |co: &ClusterOperator| {
+        (co.status.iter())
+            .flat_map(|s| s.conditions.iter())
+            .map(|c| (c.type_.clone(), c.status.clone()))
+            .collect::<Vec<_>>()
+    };
+    let (old, new) = (conditions(old), conditions(new));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut changed = Vec::new();
+    for (type_, status) in &old {
+        if !seen.insert(type_.clone()) {
+            continue;
+        }
+        match new.iter().find(|(t, _)| t == type_) {
+            Some((_, now)) if now == status => {}
+            _ => changed.push(type_.clone()),
+        }
+    }
+    for (type_, _) in &new {
+        if seen.insert(type_.clone()) {
+            changed.push(type_.clone());
+        }
+    }
+    changed
+}
+
+/// Upstream's `cluster_installer{type, version, invoker}` from the ConfigMaps
+/// `openshift-config/openshift-install` (`type="openshift-install"`) and, without it,
+/// `openshift-install-manifests` (`type="other"`), each `Ok(None)` when missing: their
+/// `version` and `invoker` (`<missing>` when absent); empty labels when neither exists; nothing
+/// when the first could not be read for another reason.
+pub fn installer_series(
+    install: &Result<Option<std::collections::BTreeMap<String, String>>, String>,
+    manifests: &Result<Option<std::collections::BTreeMap<String, String>>, String>,
+) -> Option<(String, String, String)> {
+    let labels = |type_: &str, data: &std::collections::BTreeMap<String, String>| {
+        let get = |k: &str| data.get(k).cloned().unwrap_or_else(|| "<missing>".into());
+        (type_.to_string(), get("version"), get("invoker"))
+    };
+    match (install, manifests) {
+        (Ok(Some(data)), _) => Some(labels("openshift-install", data)),
+        (Err(_), _) => None,
+        (Ok(None), Ok(Some(data))) => Some(labels("other", data)),
+        (Ok(None), Ok(None)) => Some(Default::default()),
+        (Ok(None), Err(_)) => None,
+    }
+}
+
+/// Upstream `collectConditionalUpdateRisks`: `cluster_version_risk_conditions{condition="Applies",
+/// risk, reason}`, 1 when the risk applies, 0 when it does not, -1 when it could not be
+/// evaluated; from the risks' evaluation (upstream reads it from
+/// `status.conditionalUpdateRisks[].conditions`, the same evaluation).
+pub fn risk_series(risks: &crate::updates::rules::RiskConditions) -> Vec<(String, String, i64)> {
+    use crate::updates::rules::Applies;
+    (risks.iter())
+        .map(|(name, applies)| {
+            let (reason, value) = match applies {
+                Applies::Match => ("Match", 1),
+                Applies::NotMatch => ("NotMatch", 0),
+                Applies::EvaluationFailed(_) => ("EvaluationFailed", -1),
+            };
+            (name.clone(), reason.to_string(), value)
+        })
+        .collect()
 }
 
 /// `mostRecentTimestamp`: the latest of the newest history entry's start and completion, the

@@ -11,7 +11,12 @@
 //! * upstream's `cluster_version{type,version,image,from_version}`,
 //!   `cluster_version_available_updates{upstream,channel}`, `cluster_operator_up{name,version,reason}`
 //!   and `cluster_operator_conditions{name,condition,reason}` ([`super::cluster_metrics`]),
-//!   recomputed after every pass.
+//!   recomputed after every pass; the ClusterOperators' series are computed at each scrape from
+//!   the operator's watch of them (as upstream's informer), once it runs;
+//! * upstream's `cluster_operator_condition_transitions{name,condition}` (counted by that watch),
+//!   `cluster_installer{type,version,invoker}`,
+//!   `cluster_version_operator_update_retrieval_timestamp_seconds{name}` and
+//!   `cluster_version_risk_conditions{condition,risk,reason}`.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,9 +30,11 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::capability::ClusterCapabilities;
+use crate::cluster::ClusterOperator;
 use crate::host::serve::Endpoints;
+use crate::updates::AvailableUpdates;
 
-use super::cluster_metrics::ClusterSeries;
+use super::cluster_metrics::{ClusterSeries, operator_series};
 use super::outcome::ApplyReport;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -67,6 +74,26 @@ struct ConditionalUpdateLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TransitionLabels {
+    name: String,
+    condition: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InstallerLabels {
+    r#type: String,
+    version: String,
+    invoker: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RiskLabels {
+    condition: String,
+    risk: String,
+    reason: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CapabilityLabels {
     name: String,
 }
@@ -74,6 +101,18 @@ struct CapabilityLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
     result: &'static str,
+}
+
+/// What the series computed at scrape time come from.
+#[derive(Debug, Default)]
+struct Live {
+    /// The last pass's `cluster_operator_up` and `cluster_operator_conditions` series.
+    pass_up: Vec<super::cluster_metrics::OperatorUp>,
+    pass_conditions: Vec<super::cluster_metrics::OperatorCondition>,
+    operators: Option<Vec<ClusterOperator>>,
+    /// The last retrieval attempt seen, with what it asked, and when updates were last
+    /// retrieved or the update service, channel or architecture changed.
+    retrieval: Option<(std::time::Instant, crate::updates::Key, i64)>,
 }
 
 /// The operator's metrics and readiness; shared between the loop and the server.
@@ -89,6 +128,13 @@ pub struct Metrics {
     operator_up: Family<OperatorUpLabels, Gauge>,
     operator_conditions: Family<OperatorConditionLabels, Gauge>,
     conditional_update_conditions: Family<ConditionalUpdateLabels, Gauge>,
+    transitions: Family<TransitionLabels, Gauge>,
+    installer: Family<InstallerLabels, Gauge>,
+    retrieval: Family<CapabilityLabels, Gauge>,
+    risk_conditions: Family<RiskLabels, Gauge>,
+    /// What scrapes compute from: the last pass's series, and the ClusterOperators as the
+    /// watch last saw them (`None` until it has listed them).
+    live: Mutex<Live>,
     ready: AtomicBool,
     /// Serializes capability updates (clear + set) against encoding.
     lock: Mutex<()>,
@@ -158,8 +204,37 @@ impl Metrics {
             "Reports when the Recommended condition status on a conditional update changed to its current state.",
             conditional_update_conditions.clone(),
         );
+        let transitions = Family::<TransitionLabels, Gauge>::default();
+        registry.register(
+            "cluster_operator_condition_transitions",
+            "Reports the number of times that a condition on a cluster operator changes status",
+            transitions.clone(),
+        );
+        let installer = Family::<InstallerLabels, Gauge>::default();
+        registry.register(
+            "cluster_installer",
+            "Reports info about the installation process and, if applicable, the install tool. The type is either 'openshift-install', indicating that openshift-install was used to install the cluster, or 'other', indicating that an unknown process installed the cluster. The invoker is 'user' by default, but it may be overridden by a consuming tool. The version reported is that of the openshift-install that was used to generate the manifests and, if applicable, provision the infrastructure.",
+            installer.clone(),
+        );
+        let retrieval = Family::<CapabilityLabels, Gauge>::default();
+        registry.register(
+            "cluster_version_operator_update_retrieval_timestamp_seconds",
+            "Reports when updates were last successfully retrieved.",
+            retrieval.clone(),
+        );
+        let risk_conditions = Family::<RiskLabels, Gauge>::default();
+        registry.register(
+            "cluster_version_risk_conditions",
+            "Report the risk conditions for the cluster version. -1 is Unknown, 0 is False and 1 is True.",
+            risk_conditions.clone(),
+        );
         Metrics {
             registry,
+            transitions,
+            installer,
+            retrieval,
+            risk_conditions,
+            live: Mutex::new(Live::default()),
             capability,
             apply_tasks,
             apply_duration,
@@ -210,23 +285,10 @@ impl Metrics {
             };
             self.available_updates.get_or_create(&labels).set(*count);
         }
-        self.operator_up.clear();
-        for (name, version, reason, up) in &series.operator_up {
-            let labels = OperatorUpLabels {
-                name: name.clone(),
-                version: version.clone(),
-                reason: reason.clone(),
-            };
-            self.operator_up.get_or_create(&labels).set(*up);
-        }
-        self.operator_conditions.clear();
-        for (name, condition, reason, value) in &series.operator_conditions {
-            let labels = OperatorConditionLabels {
-                name: name.clone(),
-                condition: condition.clone(),
-                reason: reason.clone(),
-            };
-            self.operator_conditions.get_or_create(&labels).set(*value);
+        {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            live.pass_up = series.operator_up.clone();
+            live.pass_conditions = series.operator_conditions.clone();
         }
         self.conditional_update_conditions.clear();
         for s in &series.conditional_update_conditions {
@@ -239,6 +301,109 @@ impl Metrics {
             self.conditional_update_conditions
                 .get_or_create(&labels)
                 .set(s.value);
+        }
+    }
+
+    /// The ClusterOperators as the watch sees them now (scrapes compute their series from these).
+    pub fn set_operators(&self, operators: Vec<ClusterOperator>) {
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .operators = Some(operators);
+    }
+
+    /// Counts the condition `types` of ClusterOperator `name` that changed status.
+    pub fn count_transitions(&self, name: &str, types: &[String]) {
+        for condition in types {
+            let labels = TransitionLabels {
+                name: name.to_string(),
+                condition: condition.clone(),
+            };
+            self.transitions.get_or_create(&labels).inc();
+        }
+    }
+
+    /// `cluster_installer`, as [`super::cluster_metrics::installer_series`] found it (`None`:
+    /// unknown this pass, no series).
+    pub fn set_installer(&self, installer: Option<(String, String, String)>) {
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.installer.clear();
+        if let Some((type_, version, invoker)) = installer {
+            let labels = InstallerLabels {
+                r#type: type_,
+                version,
+                invoker,
+            };
+            self.installer.get_or_create(&labels).set(1);
+        }
+    }
+
+    /// After a pass: when updates were last retrieved (upstream's `LastSyncOrConfigChange`: an
+    /// attempt that succeeded, or the first one for another update service, channel or
+    /// architecture, moves it to `now`), and the conditional update risks' evaluation.
+    pub fn observe_updates(&self, updates: Option<&AvailableUpdates>, now: i64) {
+        let Some(updates) = updates else { return };
+        let timestamp = {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            let moved = match &live.retrieval {
+                Some((attempted, _, _)) if *attempted == updates.attempted => None,
+                Some((_, key, _)) if updates.failure.is_some() && *key == updates.key => None,
+                _ => Some(now),
+            };
+            let at = moved
+                .or(live.retrieval.as_ref().map(|r| r.2))
+                .unwrap_or(now);
+            live.retrieval = Some((updates.attempted, updates.key.clone(), at));
+            at
+        };
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let labels = CapabilityLabels {
+            name: String::new(),
+        };
+        self.retrieval.get_or_create(&labels).set(timestamp);
+        self.risk_conditions.clear();
+        for (risk, reason, value) in super::cluster_metrics::risk_series(&updates.risks) {
+            let labels = RiskLabels {
+                condition: "Applies".into(),
+                risk,
+                reason,
+            };
+            self.risk_conditions.get_or_create(&labels).set(value);
+        }
+    }
+
+    /// Refills the ClusterOperator families: the ClusterVersion's own series from the last
+    /// pass, the operators' from the watch (or, before it has listed them, the last pass's).
+    fn fill_operators(&self) {
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let (watched_up, watched_conditions) = match &live.operators {
+            Some(operators) => operator_series(operators),
+            None => Default::default(),
+        };
+        let from_pass = |name: &str| live.operators.is_none() || name == "version";
+        let up = (live.pass_up.iter())
+            .filter(|s| from_pass(&s.0))
+            .chain(&watched_up);
+        self.operator_up.clear();
+        for (name, version, reason, value) in up {
+            let labels = OperatorUpLabels {
+                name: name.clone(),
+                version: version.clone(),
+                reason: reason.clone(),
+            };
+            self.operator_up.get_or_create(&labels).set(*value);
+        }
+        let conditions = (live.pass_conditions.iter())
+            .filter(|s| from_pass(&s.0))
+            .chain(&watched_conditions);
+        self.operator_conditions.clear();
+        for (name, condition, reason, value) in conditions {
+            let labels = OperatorConditionLabels {
+                name: name.clone(),
+                condition: condition.clone(),
+                reason: reason.clone(),
+            };
+            self.operator_conditions.get_or_create(&labels).set(*value);
         }
     }
 
@@ -286,6 +451,7 @@ impl Metrics {
     /// The Prometheus text exposition.
     pub fn encode(&self) -> String {
         let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.fill_operators();
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);

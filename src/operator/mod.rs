@@ -6,20 +6,24 @@
 //! * [`pass`]: one sync pass as data: observation, the plan (payload, capabilities, inclusion,
 //!   mode, task graph), accepting a requested release, the next status and state;
 //! * [`task`]: one task's decisions (action, upstream reasons, owner references, the report);
-//! * [`desired`] (which release is requested), [`precondition`], [`health`] (ClusterOperator
+//! * [`desired`] (which release is requested), [`feature_gates`] (which gates the cluster has
+//!   enabled), [`precondition`], [`health`] (ClusterOperator
 //!   and workload health), [`summary`] (error summarization), [`upgradeable`] (the
 //!   `Upgradeable` risk sources), [`deletions`] (the payload's deletions in progress) and
 //!   [`status`] (the next ClusterVersion status).
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
-//! loading a requested release) and [`metrics`] (the operator's metrics). Leader election and
+//! loading a requested release), [`events`] (Events about the ClusterVersion), [`metrics`] (the operator's metrics) and [`watches`] (what
+//! wakes the loop, and the ClusterOperators the metrics read). Leader election and
 //! serving are the host's ([`crate::host`]), shared with the components' controllers.
 
 pub mod apply;
 pub mod cluster_metrics;
 pub mod deletions;
 pub mod desired;
+pub mod events;
+pub mod feature_gates;
 pub mod health;
 pub mod metrics;
 pub mod outcome;
@@ -31,6 +35,7 @@ pub mod status;
 pub mod summary;
 pub mod task;
 pub mod upgradeable;
+pub mod watches;
 
 pub use crate::host::lease::{LeaderElector, LeaseConfig};
 pub use apply::{

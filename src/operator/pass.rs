@@ -40,6 +40,8 @@ pub struct Observed {
     pub validation_errors: Vec<FieldError>,
     /// The FeatureGate `cluster`'s `spec.featureSet` (`""`: Default, or no FeatureGate).
     pub feature_set: String,
+    /// The FeatureGate `cluster` (`None`: there is none), whose status names the gates.
+    pub feature_gate: Option<super::feature_gates::ClusterFeatureGate>,
     /// When the pass started, to the second (condition and history times).
     pub now: Time,
 }
@@ -154,11 +156,11 @@ impl PassInput<'_> {
         &self.observed.cluster_version
     }
 
-    /// The feature gates a cluster of this feature set and profile has enabled with `payload`.
+    /// The feature gates the cluster has enabled with `payload`
+    /// ([`super::feature_gates::enabled_gates`]).
     fn gates(&self, payload: &Payload) -> BTreeSet<String> {
-        payload
-            .feature_gates_for(&self.observed.feature_set, &self.operator.profile)
-            .unwrap_or_default()
+        let gate = self.observed.feature_gate.as_ref();
+        super::feature_gates::enabled_gates(gate, payload, &self.operator.profile).0
     }
 
     /// The capabilities of this pass with `payload` under `gates` (spec §4.3): the spec's, plus
@@ -493,6 +495,7 @@ mod tests {
             cluster_version: cv,
             validation_errors: vec![],
             feature_set: String::new(),
+            feature_gate: None,
             now: Time(Timestamp::UNIX_EPOCH),
         }
     }

@@ -81,6 +81,9 @@ pub struct RunOptions {
     /// Where `PromQL` conditional update risks are evaluated, and the time one evaluation may
     /// take.
     pub prometheus: PrometheusOptions,
+    /// Where Events about the ClusterVersion go; `run` records them with a recorder of its own
+    /// when this is `None`, a lone `sync_once` records none.
+    pub events: Option<super::events::EventRecorder>,
 }
 
 impl RunOptions {
@@ -104,6 +107,7 @@ impl RunOptions {
             update_service: None,
             update_fetch: FetchOptions::default(),
             prometheus: PrometheusOptions::default(),
+            events: None,
         }
     }
 }
@@ -163,9 +167,20 @@ async fn run_passes(
     mut shutdown: watch::Receiver<bool>,
     mut leader: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
+    let with_events;
+    let options = match options.events {
+        Some(_) => options,
+        None => {
+            with_events = RunOptions {
+                events: Some(super::events::EventRecorder::new(client.clone())),
+                ..options.clone()
+            };
+            &with_events
+        }
+    };
     let mut state = SyncState::default();
     let api: Api<ClusterVersion> = Api::all(client.clone());
-    let mut changes = spec_changes(&api);
+    let mut changes = super::watches::start(client, options.metrics.clone(), shutdown.clone());
     let deadline = (options.wait_for_cluster_version).map(|limit| (Instant::now() + limit, limit));
     let gave_up = |limit| {
         anyhow::anyhow!(
@@ -234,6 +249,8 @@ async fn run_passes(
             }
         };
         let mut synced_generation = None;
+        // Upstream's worker acts on operator activity unless it is reconciling.
+        let mut updating = true;
         let once_failure = match &pass {
             Ok(pass) if !pass.report.is_success() => Some(anyhow::anyhow!(
                 "the pass did not apply everything: {} task(s) failed, {} not attempted",
@@ -249,6 +266,7 @@ async fn run_passes(
             Ok(pass) => {
                 log_pass(options, &pass, started.elapsed());
                 synced_generation = pass.status.observed_generation;
+                updating = (pass.status.history.first()).is_none_or(|h| h.state != "Completed");
                 consecutive_errors = if pass.report.is_success() {
                     0
                 } else {
@@ -277,7 +295,13 @@ async fn run_passes(
         }
         let interval = next_wait(options.resync_interval, consecutive_errors, jitter());
         tracing::debug!(?interval, consecutive_errors, "sleeping");
-        let woken = sleep_until_change(interval, &mut shutdown, &mut changes, synced_generation);
+        let woken = sleep_until_change(
+            interval,
+            &mut shutdown,
+            &mut changes,
+            synced_generation,
+            updating,
+        );
         if woken.await {
             tracing::info!("shutting down");
             return Ok(());
@@ -316,32 +340,18 @@ pub fn next_wait(interval: Duration, consecutive_errors: u32, jitter: f64) -> Du
     }
 }
 
-type ClusterVersionEvents = futures_util::stream::BoxStream<'static, Option<i64>>;
-
-/// The generations the ClusterVersion `version` takes, as a watch sees them (re-established
-/// with backoff after the apiserver goes away). Status writes do not change the generation.
-fn spec_changes(api: &Api<ClusterVersion>) -> ClusterVersionEvents {
-    use futures_util::StreamExt as _;
-    use kube::runtime::{WatchStreamExt as _, watcher};
-    let config =
-        watcher::Config::default().fields(&format!("metadata.name={CLUSTER_VERSION_NAME}"));
-    watcher(api.clone(), config)
-        .default_backoff()
-        .applied_objects()
-        .filter_map(|event| async move { event.ok().map(|cv| cv.metadata.generation) })
-        .boxed()
-}
-
 /// Sleeps `duration`, or less when the ClusterVersion spec moves past `synced` (an
-/// administrator's change is acted on at once, as upstream's informer does); true when
-/// shutdown was requested.
+/// administrator's change is acted on at once, as upstream's informer does), the FeatureGate
+/// changes, or, while `updating`, a ClusterOperator moves (upstream's
+/// `NotifyAboutManagedResourceActivity`); true when shutdown was requested.
 async fn sleep_until_change(
     duration: Duration,
     shutdown: &mut watch::Receiver<bool>,
-    changes: &mut ClusterVersionEvents,
+    changes: &mut tokio::sync::mpsc::UnboundedReceiver<super::watches::Wake>,
     synced: Option<i64>,
+    updating: bool,
 ) -> bool {
-    use futures_util::StreamExt as _;
+    use super::watches::Wake;
     let deadline = tokio::time::Instant::now() + duration;
     loop {
         if *shutdown.borrow() {
@@ -352,9 +362,17 @@ async fn sleep_until_change(
             changed = shutdown.changed() => {
                 if changed.is_err() || *shutdown.borrow() { return true }
             }
-            generation = changes.next() => match generation {
-                Some(generation) if synced.is_some() && generation != synced => {
+            wake = changes.recv() => match wake {
+                Some(Wake::Spec(generation)) if synced.is_some() && generation != synced => {
                     tracing::info!(?generation, "the ClusterVersion spec changed");
+                    return false;
+                }
+                Some(Wake::ClusterOperator(message)) if updating => {
+                    tracing::info!("{message}: syncing now");
+                    return false;
+                }
+                Some(Wake::FeatureGate) => {
+                    tracing::info!("the FeatureGate cluster changed: syncing now");
                     return false;
                 }
                 Some(_) => {}
@@ -419,21 +437,18 @@ async fn sleep_or_shutdown(duration: Duration, shutdown: &mut watch::Receiver<bo
     }
 }
 
-/// `spec.featureSet` of the FeatureGate `cluster`; `""` when it (or its API) does not exist.
-async fn feature_set(client: &kube::Client) -> anyhow::Result<String> {
+/// The FeatureGate `cluster`; `None` when it (or its API) does not exist.
+async fn feature_gate(
+    client: &kube::Client,
+) -> anyhow::Result<Option<super::feature_gates::ClusterFeatureGate>> {
     let gvk = GroupVersionKind::gvk("config.openshift.io", "v1", "FeatureGate");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "featuregates");
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
     match api.get_opt("cluster").await {
-        Ok(found) => Ok(found
-            .and_then(|fg| {
-                fg.data
-                    .pointer("/spec/featureSet")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            })
-            .unwrap_or_default()),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(String::new()),
+        Ok(found) => {
+            Ok(found.map(|fg| super::feature_gates::ClusterFeatureGate::from_object(&fg.data)))
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
         Err(e) => Err(e).context("cannot read FeatureGate cluster"),
     }
 }
@@ -451,10 +466,14 @@ async fn observe(api: &Api<ClusterVersion>, client: &kube::Client) -> anyhow::Re
         tracing::warn!(%error, "the ClusterVersion is invalid; the field is ignored");
     }
     cluster_version.spec = clear_invalid_fields(&cluster_version.spec, &validation_errors);
+    let feature_gate = feature_gate(client).await?;
     Ok(Observed {
         cluster_version,
         validation_errors,
-        feature_set: feature_set(client).await?,
+        feature_set: (feature_gate.as_ref())
+            .map(|g| g.feature_set.clone())
+            .unwrap_or_default(),
+        feature_gate,
         now,
     })
 }
@@ -533,11 +552,28 @@ async fn select_payload(
     options: &RunOptions,
     state: &mut SyncState,
 ) -> Arc<Payload> {
+    use super::events::{LoadOutcome, load_events};
     let cv = &observed.cluster_version;
+    let first = state.current.is_none();
     let current = state
         .current
         .get_or_insert_with(|| Arc::new(options.payload.clone()))
         .clone();
+    let mut events = Vec::new();
+    if first {
+        // Upstream's worker loads its own payload first, with the same Events.
+        let startup = RequestedUpdate {
+            image: current.release_image.clone(),
+            version: current.version().unwrap_or_default().to_string(),
+        };
+        let loaded = LoadOutcome::Loaded {
+            unverified: None,
+            preconditions: None,
+            version: current.version().unwrap_or_default(),
+            architecture: architecture(&current),
+        };
+        events = load_events(&startup, true, &loaded);
+    }
     let startup = RequestedUpdate {
         image: options.payload.release_image.clone(),
         version: String::new(),
@@ -549,6 +585,7 @@ async fn select_payload(
         SwitchDecision::Keep => {
             state.release_failure = None;
             state.release_retrieving = None;
+            record_events(options, &events).await;
             return current;
         }
         SwitchDecision::IgnoreWhileInitializing => {
@@ -556,10 +593,13 @@ async fn select_payload(
                 current = %current.release_image,
                 "ignoring the requested release during payload initialization"
             );
+            record_events(options, &events).await;
             return current;
         }
         SwitchDecision::Load(release) => release,
     };
+    // A retrieval that went on in the background is not a new one.
+    let starting = state.release_retrieving.as_ref() != Some(&release);
     // The operator's own payload is "local": upstream runs no preconditions for it.
     let local = release.image == options.payload.release_image;
     let force = (observed.cluster_version.spec.desired_update.as_ref()).is_some_and(|u| u.force);
@@ -571,6 +611,12 @@ async fn select_payload(
             Ok(Some(r)) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
             Ok(None) => {
                 tracing::info!(image = %release.image, "the requested release is still being retrieved; still applying the current payload");
+                events.extend(load_events(
+                    &release,
+                    starting,
+                    &LoadOutcome::StillRetrieving,
+                ));
+                record_events(options, &events).await;
                 state.release_failure = None;
                 state.release_retrieving = Some(release);
                 return current;
@@ -585,6 +631,17 @@ async fn select_payload(
     };
     let accepted =
         loaded.and_then(|next| Ok((accept_release(&input, &current, &next, local)?, next)));
+    let outcome = match &accepted {
+        Ok((accepted, next)) => LoadOutcome::Loaded {
+            unverified: forced_unverified.as_deref(),
+            preconditions: accepted.risks.as_deref(),
+            version: next.version().unwrap_or_default(),
+            architecture: architecture(next),
+        },
+        Err(failure) => LoadOutcome::Failed(failure),
+    };
+    events.extend(load_events(&release, starting, &outcome));
+    record_events(options, &events).await;
     match accepted {
         Ok((accepted, next)) => {
             tracing::info!(
@@ -612,6 +669,23 @@ async fn select_payload(
             state.release_failure = Some((release, failure));
             current
         }
+    }
+}
+
+/// A payload's architecture as upstream's `PayloadLoaded` names it: the release's, else this
+/// process's.
+fn architecture(payload: &Payload) -> &str {
+    (payload.release.as_ref())
+        .and_then(|r| r.architecture.as_deref())
+        .filter(|a| !a.is_empty())
+        .unwrap_or(crate::payload::metadata::running_architecture())
+}
+
+async fn record_events(options: &RunOptions, events: &[super::events::ClusterVersionEvent]) {
+    if let Some(recorder) = &options.events
+        && !events.is_empty()
+    {
+        recorder.record(events).await;
     }
 }
 
@@ -780,10 +854,25 @@ fn record_cluster_series(
     let current = super::cluster_metrics::Current {
         version: payload.version().unwrap_or_default(),
         image: &payload.release_image,
-        created: 0,
+        created: payload.created.unwrap_or(0),
     };
     let series = super::cluster_metrics::series(cv, status, &current, operators);
     metrics.set_cluster(&series);
+}
+
+/// `cluster_installer` from the installer's ConfigMaps in `openshift-config`.
+async fn installer(client: &kube::Client) -> Option<(String, String, String)> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "openshift-config");
+    let read = async |name: &str| match api.get_opt(name).await {
+        Ok(found) => Ok(found.map(|cm| cm.data.unwrap_or_default())),
+        Err(e) => Err(e.to_string()),
+    };
+    let install = read("openshift-install").await;
+    let manifests = match install {
+        Ok(None) => read("openshift-install-manifests").await,
+        _ => Ok(None),
+    };
+    super::cluster_metrics::installer_series(&install, &manifests)
 }
 
 /// `12s`, or `0.250s` below a second.
@@ -863,7 +952,8 @@ async fn refresh_updates(
         return;
     };
     if retrieved || !settled(&updates.conditional, &updates.risks) {
-        prometheus::evaluate(updates, &options.prometheus).await;
+        let target = crate::updates::promql_target::resolve(client, &options.prometheus).await;
+        prometheus::evaluate(updates, &target).await;
     }
     let spec = &observed.cluster_version.spec;
     updates.accepted = (spec.desired_update.iter())
@@ -982,6 +1072,8 @@ pub async fn sync_once(
     let status_written = write_status(&api, cv.status.as_ref(), &status).await?;
     if let Some(metrics) = &options.metrics {
         record_cluster_series(metrics, cv, &status, &payload, &operators);
+        metrics.set_installer(installer(client).await);
+        metrics.observe_updates(state.updates.as_ref(), Timestamp::now().as_second());
     }
     Ok(PassResult {
         report,

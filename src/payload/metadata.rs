@@ -150,6 +150,22 @@ fn channels(value: Option<&str>, warnings: &mut Vec<String>) -> Vec<String> {
 
 /// Parses image-references and checks it against the release version. Returns the images
 /// map used for templating: tag name → pullspec, for tags whose `from.kind` is `DockerImage`.
+/// image-references' `metadata.creationTimestamp` (RFC 3339) in seconds since the epoch; `None`
+/// when it is null, missing or not a time (a payload made by hand).
+pub fn image_references_created(bytes: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let value: Value = if crate::yaml::is_json_stream(text) {
+        serde_json::from_str(text.trim()).ok()?
+    } else {
+        crate::yaml::parse_value(text).ok()?
+    };
+    let created = value.pointer("/metadata/creationTimestamp")?.as_str()?;
+    created
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_second())
+}
+
 pub fn parse_image_references(
     bytes: &[u8],
     version: Option<&str>,
@@ -319,5 +335,19 @@ mod tests {
             parse_release_metadata(br#"{"kind":"cincinnati-metadata-v0","version":"4.18.0"}"#)
                 .unwrap();
         assert!(none.capabilities.is_empty() && warnings.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod created_tests {
+    use super::image_references_created;
+
+    #[test]
+    fn the_release_creation_time_from_image_references() {
+        let made = br#"{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"4.18.0","creationTimestamp":"2025-01-01T00:00:00Z"}}"#;
+        assert_eq!(image_references_created(made), Some(1_735_689_600));
+        let by_hand = br#"{"kind":"ImageStream","metadata":{"creationTimestamp":null}}"#;
+        assert_eq!(image_references_created(by_hand), None);
+        assert_eq!(image_references_created(b"kind: ImageStream\n"), None);
     }
 }

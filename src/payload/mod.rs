@@ -80,6 +80,9 @@ pub struct Payload {
     pub manifests: Vec<Manifest>,
     /// Things the CVO would only log: skipped templates, odd metadata, missing metadata files.
     pub warnings: Vec<String>,
+    /// When the release was made: image-references' `metadata.creationTimestamp` (seconds since
+    /// the epoch; upstream's `releaseCreated`, the value of `cluster_version{type="current"}`).
+    pub created: Option<i64>,
 }
 
 /// All the problems that make a payload unusable.
@@ -124,6 +127,9 @@ impl Payload {
                 }
             }
         });
+        let created = (input.image_references.as_ref())
+            .and_then(|file| file.contents.as_ref().ok())
+            .and_then(|bytes| metadata::image_references_created(bytes));
         let images = input
             .image_references
             .as_ref()
@@ -187,6 +193,7 @@ impl Payload {
             release_image,
             manifests,
             warnings,
+            created,
         })
     }
 

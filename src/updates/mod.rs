@@ -8,7 +8,8 @@
 //! `Recommended` condition of a conditional update), [`retrieval`] (when to ask again, what is
 //! kept after a failure), [`transport`] (the cluster's proxy and trusted CA for the update
 //! service). The shells are [`fetch`] (HTTP GET of the graph) and [`prometheus`]
-//! (the queries and the evaluation of the risks), with the `cluster` feature. The admin's side,
+//! (the queries and the evaluation of the risks) with [`promql_target`] (upstream's default
+//! target, the cluster's Thanos querier), with the `cluster` feature. The admin's side,
 //! also pure and with the `cluster` feature: [`admin`] (`cvo upgrade`), [`progress`]
 //! (`cvo upgrade status`), [`channel`] (`cvo upgrade channel`).
 
@@ -25,6 +26,8 @@ pub mod progress;
 #[cfg(feature = "cluster")]
 pub mod prometheus;
 pub mod promql;
+#[cfg(feature = "cluster")]
+pub mod promql_target;
 pub mod recommend;
 pub mod request;
 pub mod retrieval;

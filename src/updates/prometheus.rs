@@ -4,6 +4,7 @@
 //! (read at every query, as upstream's `CredentialsFile`), through the throttled
 //! [`super::cache`]. One evaluation is bounded by a time budget: a pass never waits longer.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,10 +30,20 @@ pub struct PrometheusOptions {
     pub url: Option<String>,
     /// PEM certificates: the only roots trusted for `url`, when set.
     pub ca_bundle: Option<Vec<u8>>,
+    /// PEM certificates read at each evaluation: the only roots trusted for `url` (upstream's
+    /// `CAFile`, the service CA of its default target).
+    pub ca_file: Option<PathBuf>,
     /// A file holding the bearer token, read at every query.
     pub token_file: Option<PathBuf>,
     /// How long one evaluation of the risks may take, queries and throttling included.
     pub budget: Duration,
+    /// The Service whose ClusterIP `url` is reached at ([`super::promql_target`]).
+    pub service: Option<super::promql_target::QuerierService>,
+    /// Where `url`'s host was resolved to for this evaluation (the URL's host stays the TLS
+    /// server name).
+    pub connect_to: Option<SocketAddr>,
+    /// Why `url` cannot be reached this evaluation (its Service could not be looked up).
+    pub unreachable: Option<String>,
 }
 
 impl Default for PrometheusOptions {
@@ -40,8 +51,12 @@ impl Default for PrometheusOptions {
         PrometheusOptions {
             url: None,
             ca_bundle: None,
+            ca_file: None,
             token_file: None,
             budget: Duration::from_secs(10),
+            service: None,
+            connect_to: None,
+            unreachable: None,
         }
     }
 }
@@ -127,9 +142,34 @@ async fn through_cache(
 
 fn client(options: &PrometheusOptions) -> Result<reqwest::Client, String> {
     crate::oci::registry::install_crypto_provider();
+    if let Some(why) = &options.unreachable {
+        return Err(why.clone());
+    }
     let mut builder =
         reqwest::Client::builder().user_agent(concat!("cvo/", env!("CARGO_PKG_VERSION")));
-    if let Some(pem) = &options.ca_bundle {
+    if let (Some(addr), Some(host)) = (
+        options.connect_to,
+        (options.url.as_deref())
+            .and_then(|u| reqwest::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_string)),
+    ) {
+        builder = builder.resolve(&host, addr);
+    }
+    let read;
+    let ca_bundle = match (&options.ca_bundle, &options.ca_file) {
+        (Some(pem), _) => Some(pem),
+        (None, Some(file)) => {
+            read = std::fs::read(file).map_err(|e| {
+                format!(
+                    "creating PromQL round-tripper: unable to load specified CA cert {}: {e}",
+                    file.display()
+                )
+            })?;
+            Some(&read)
+        }
+        (None, None) => None,
+    };
+    if let Some(pem) = ca_bundle {
         let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
             format!(
                 "creating PromQL round-tripper: the CA bundle: {}",

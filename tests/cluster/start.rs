@@ -368,7 +368,7 @@ pub async fn start_command(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             .args(extra)
             .arg("--kubeconfig")
             .arg(ctx.cluster.kubeconfig())
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", ""])
             .env("CLUSTER_PROFILE", PROFILE)
             .env_remove("EXCLUDE_MANIFESTS");
         c
@@ -434,7 +434,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> anyhow::Result<(u16
 }
 
 /// A fresh ClusterVersion (baseline None) with etcd healthy.
-async fn fresh_install(ctx: &Ctx<'_>, options: &RunOptions) -> anyhow::Result<()> {
+pub async fn fresh_install(ctx: &Ctx<'_>, options: &RunOptions) -> anyhow::Result<()> {
     let api = reset_cluster_version(ctx).await?;
     mark_healthy(ctx, &options.payload, "etcd").await?;
     api.create(
@@ -532,7 +532,7 @@ async fn wait_until(what: &str, secs: u64, mut check: impl FnMut() -> bool) -> a
 }
 
 /// Namespace `openshift-cluster-version`, where the Lease lives.
-async fn cvo_namespace(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+pub async fn cvo_namespace(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     use k8s_openapi::api::core::v1::Namespace;
     let api: Api<Namespace> = Api::all(ctx.admin.clone());
     let ns = json!({"apiVersion": "v1", "kind": "Namespace",

@@ -458,7 +458,7 @@ pub async fn upgrade_from_release_images(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             tmp.path(),
             &["start", "--once", "--disable-leader-election"],
         )
-        .args(["--listen", "127.0.0.1:0", "--payload", payload])
+        .args(["--listen", "", "--payload", payload])
         .output()
     };
     let expect_ok = |out: std::process::Output| {
@@ -484,7 +484,7 @@ pub async fn upgrade_from_release_images(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             "0",
         ],
     )
-    .args(["--listen", "127.0.0.1:0", "--payload", &image("4.17.0")])
+    .args(["--listen", "", "--payload", &image("4.17.0")])
     .output()?;
     expect_ok(impatient)?;
     let s = status(ctx).await?;
@@ -1044,7 +1044,7 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
             .await?;
         let once = |payload: &str| -> anyhow::Result<()> {
             let out = cvo(ctx, tmp.path(), &["start", "--once", "--disable-leader-election"])
-                .args(["--listen", "127.0.0.1:0", "--update-service", "", "--payload", payload])
+                .args(["--listen", "", "--update-service", "", "--payload", payload])
                 .output()?;
             ensure!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
             Ok(())

@@ -51,6 +51,11 @@ impl Cluster {
         client(&self.kubeconfig).await
     }
 
+    /// The cluster's directory (`pki/ca.crt` and `pki/ca.key`: the client CA).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The admin kubeconfig, for commands run as separate processes.
     pub fn kubeconfig(&self) -> &Path {
         &self.kubeconfig

@@ -10,7 +10,8 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use serde_json::json;
 
-/// Server-side applies the ServiceMonitor, ClusterImagePolicy and Proxy CRDs (schemaless) and waits
+/// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy and Proxy CRDs
+/// (schemaless) and waits
 /// until they are Established.
 pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -20,6 +21,12 @@ pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
             "monitoring.coreos.com",
             "servicemonitors",
             "ServiceMonitor",
+            "Namespaced",
+        ),
+        (
+            "monitoring.coreos.com",
+            "prometheusrules",
+            "PrometheusRule",
             "Namespaced",
         ),
         (

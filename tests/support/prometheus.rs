@@ -33,10 +33,27 @@ impl Prometheus {
         Self::start_with(target, None).await
     }
 
+    /// Prometheus with the whole configuration `config` (`{dir}` in it stands for a directory
+    /// holding `files`, name and contents), over plain HTTP.
+    pub async fn start_config(
+        config: &str,
+        files: &[(&str, &str)],
+    ) -> anyhow::Result<Option<Prometheus>> {
+        Self::start_inner(None, None, Some((config, files))).await
+    }
+
     /// Like [`Prometheus::start`], serving HTTPS with `tls` when given.
     pub async fn start_with(
         target: SocketAddr,
         tls: Option<&Tls>,
+    ) -> anyhow::Result<Option<Prometheus>> {
+        Self::start_inner(Some(target), tls, None).await
+    }
+
+    async fn start_inner(
+        target: Option<SocketAddr>,
+        tls: Option<&Tls>,
+        custom: Option<(&str, &[(&str, &str)])>,
     ) -> anyhow::Result<Option<Prometheus>> {
         if Command::new("prometheus")
             .arg("--version")
@@ -53,12 +70,19 @@ impl Prometheus {
         cvo::oci::registry::install_crypto_provider();
         let dir = tempfile::tempdir()?;
         let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
+        let text = match (custom, target) {
+            (Some((config, files)), _) => {
+                for (name, contents) in files {
+                    std::fs::write(dir.path().join(name), contents)?;
+                }
+                config.replace("{dir}", &dir.path().display().to_string())
+            }
+            (None, Some(target)) => format!(
                 "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n- job_name: cvo\n  static_configs:\n  - targets: ['{target}']\n"
             ),
-        )?;
+            (None, None) => anyhow::bail!("no scrape target"),
+        };
+        std::fs::write(&config, text)?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -126,6 +150,28 @@ impl Prometheus {
         let response = self.client.get(url).send().await?;
         let body: serde_json::Value = serde_json::from_slice(&response.bytes().await?)?;
         Ok(body["data"]["result"].as_array().map_or(0, Vec::len))
+    }
+
+    /// The label sets of the samples `query` returns now.
+    pub async fn label_sets(
+        &self,
+        query: &str,
+    ) -> anyhow::Result<Vec<std::collections::BTreeMap<String, String>>> {
+        let url = reqwest::Url::parse_with_params(
+            &format!("{}/api/v1/query", self.url),
+            [("query", query)],
+        )?;
+        let response = self.client.get(url).send().await?;
+        let body: serde_json::Value = serde_json::from_slice(&response.bytes().await?)?;
+        ensure!(body["status"] == "success", "{query}: {body}");
+        let results = body["data"]["result"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        Ok(results
+            .iter()
+            .map(|r| serde_json::from_value(r["metric"].clone()).unwrap_or_default())
+            .collect())
     }
 
     /// Waits until `query` returns a sample (Prometheus has scraped what it needs).
