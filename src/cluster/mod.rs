@@ -7,6 +7,9 @@
 pub mod crds;
 pub mod validation;
 
+/// The ClusterVersion singleton's name: the only one the CVO reads and writes.
+pub const CLUSTER_VERSION_NAME: &str = "version";
+
 pub use crds::{
     AcceptRisk, ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus,
     ClusterOperatorStatusCondition, ClusterVersion, ClusterVersionCapabilitiesStatus,

@@ -194,7 +194,7 @@ impl EventRecorder {
         let reference = ObjectReference {
             api_version: Some("config.openshift.io/v1".into()),
             kind: Some("ClusterVersion".into()),
-            name: Some(super::run::CLUSTER_VERSION_NAME.into()),
+            name: Some(crate::cluster::CLUSTER_VERSION_NAME.into()),
             namespace: Some(EVENTS_NAMESPACE.into()),
             ..Default::default()
         };

@@ -39,8 +39,7 @@ use crate::updates::fetch::{self, FetchOptions};
 use crate::updates::prometheus::{self, PrometheusOptions};
 use crate::updates::rules::settled;
 
-/// The singleton's name.
-pub const CLUSTER_VERSION_NAME: &str = "version";
+pub use crate::cluster::CLUSTER_VERSION_NAME;
 
 /// What `cvo start` was given.
 #[derive(Debug, Clone)]

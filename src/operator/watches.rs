@@ -135,7 +135,7 @@ async fn cluster_version(
     let api: Api<ClusterVersion> = Api::all(client);
     let config = watcher::Config::default().fields(&format!(
         "metadata.name={}",
-        super::run::CLUSTER_VERSION_NAME
+        crate::cluster::CLUSTER_VERSION_NAME
     ));
     let stream = watcher(api, config).default_backoff().boxed();
     until_shutdown(stream, shutdown, |event| match event {
