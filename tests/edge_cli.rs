@@ -40,7 +40,10 @@ const NODE: &str = "testdata/edge/node.json";
 fn valid_constraints_without_properties() {
     let (code, json, _) = json_of(&["constraints", "purpose == network-testing", "a in \"x,y\""]);
     assert_eq!(code, 0);
-    assert_eq!(json, json!({"valid": true, "error": "", "satisfied": null}));
+    assert_eq!(
+        json,
+        json!({"valid": true, "error": "", "satisfied": null, "reason": null})
+    );
 }
 
 #[test]
@@ -78,8 +81,11 @@ fn assert_decided(constraints: &[&str], satisfied: bool) {
     args.extend(constraints);
     let (code, json, _) = json_of(&args);
     assert_eq!(code, 0, "{constraints:?}");
-    let want = json!({"valid": true, "error": "", "satisfied": satisfied});
-    assert_eq!(json, want, "{constraints:?}");
+    assert_eq!(json["valid"], true, "{constraints:?}");
+    assert_eq!(json["error"], "", "{constraints:?}");
+    assert_eq!(json["satisfied"], satisfied, "{constraints:?}");
+    // anax's reason comes with a "not satisfied" only.
+    assert_eq!(json["reason"].is_string(), !satisfied, "{constraints:?}");
 }
 
 #[test]
@@ -111,9 +117,15 @@ fn invalid_constraints_exit_1_with_anax_messages() {
             args.extend(&constraints);
             let (code, json, _) = json_of(&args);
             assert_eq!(code, 1, "{constraints:?}");
+            // anax's ConstraintExpression.Validate: its plugin registry's words around the
+            // text language's.
+            let error = format!(
+                "constraint language [{}] is not supported.  {message}\n",
+                constraints.join(" ")
+            );
             assert_eq!(
                 json,
-                json!({"valid": false, "error": message, "satisfied": null})
+                json!({"valid": false, "error": error, "satisfied": null, "reason": null})
             );
         }
     }
@@ -131,13 +143,13 @@ fn text_output() {
     );
     assert_eq!(
         text_of(&["constraints", "--properties", NODE, "openhorizon.cpu == 5"]),
-        (0, "valid, not satisfied\n".into(), String::new())
+        (0, "valid, not satisfied: The required properties openhorizon.cpu==5 were not found in the available properties purpose=network-testing, openhorizon.cpu=4, openhorizon.memory=3918, openhorizon.arch=amd64, openhorizon.kubernetesNamespace=openhorizon-agent, openhorizon.kubernetesNamespaceScoped=false, languages=en,fr,de, firmware=2.4.1\n".into(), String::new())
     );
     let (code, out, _) = text_of(&["constraints", "a =="]);
     assert_eq!(code, 1);
     assert_eq!(
         out,
-        "invalid: Error finding an expression in a ==. Error was: Invalid property value. a ==\n"
+        "invalid: constraint language [a ==] is not supported.  Error finding an expression in a ==. Error was: Invalid property value. a ==\n"
     );
 }
 
@@ -220,8 +232,17 @@ fn invalid_ranges_and_versions() {
             "Version_Expression: Whitespace is not permitted in [1.0.0, 2.0.0).",
         ),
         (
-            "1.02",
-            "Version_Expression: 1.02 is not a valid version string.",
+            "1.02.x",
+            "Version_Expression: 1.02.x is not a valid version string.",
+        ),
+        (
+            "",
+            "Version_Expression: Empty string is not a valid version.",
+        ),
+        // anax panics on a lone bracket; cvo says what is missing.
+        (
+            "(",
+            "Version_Expression: ( does not end with an inclusion or exclusion directive.",
         ),
         (
             "[1.0.0,2.0.0",
@@ -1240,12 +1261,12 @@ fn package_refuses_bad_input() {
             "--version",
             "2.31.0.1",
             "--config-version",
-            "01",
+            "1.x",
         ],
         false,
     );
     assert_eq!(code, 1);
-    assert!(stderr.contains("cannot write the package: package.json: version \"2.31.0.1\" is not a version: one to three decimal fields without leading zeros and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1\npackage.json: configVersion \"01\" is not a version"), "{stderr}");
+    assert!(stderr.contains("cannot write the package: package.json: version \"2.31.0.1\" is not a version: one to three decimal fields and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1\npackage.json: configVersion \"1.x\" is not a version"), "{stderr}");
     assert!(!dir.path().join("p.tar.gz").exists());
 
     let (code, _, stderr) = package_cmd(
@@ -1373,4 +1394,87 @@ fn deploy_dry_run_plans_and_refuses_as_the_agent() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The cases of issue 21, each as anax main (2f3fa5a) answers it (printed by its own code).
+#[test]
+fn anax_main_answers() {
+    let ranges: [(&str, &[&str], Value); 4] = [
+        (
+            "[1.0.0-rc.1,2.0.0)",
+            &["1.0.0", "1.0.0-rc.0", "1.02"],
+            json!({"1.0.0": true, "1.0.0-rc.0": false, "1.02": true}),
+        ),
+        ("INFINITY", &["1.5.0"], json!({"1.5.0": false})),
+        ("(INFINITY,2.0.0)", &["1.5.0"], json!({"1.5.0": false})),
+        (
+            "1.05.0",
+            &["1.5.0", "1.4"],
+            json!({"1.5.0": true, "1.4": false}),
+        ),
+    ];
+    for (range, versions, contains) in ranges {
+        let mut args = vec!["version-range", range];
+        args.extend(versions);
+        let (code, json, _) = json_of(&args);
+        assert_eq!((code, &json["contains"]), (0, &contains), "{range}");
+    }
+    let (code, json, _) = json_of(&["version-range", ""]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        json["error"],
+        "Version_Expression: Empty string is not a valid version."
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("props.json");
+    let props = file.to_str().unwrap();
+    let decide = |properties: &str, constraints: &[&str]| {
+        std::fs::write(&file, properties).unwrap();
+        let mut args = vec!["constraints", "--properties", props];
+        args.extend(constraints);
+        json_of(&args)
+    };
+    let hub = r#"[{"name":"agent","value":"2.31.0-1498"},{"name":"cur","value":"£"},{"name":"µ","value":1},{"name":"n","value":16}]"#;
+    for constraints in [
+        &["agent in [2.30.0,3.0.0)"][..],
+        &["cur == £", "µ == 1"],
+        &["n == +0x1p4", "n < +1_000"],
+    ] {
+        let (code, json, err) = decide(hub, constraints);
+        assert_eq!(
+            (code, &json["satisfied"]),
+            (0, &json!(true)),
+            "{constraints:?} {json} {err}"
+        );
+    }
+    // Validation lets `()a != 1` through; the evaluation answers with the parse's error.
+    let (code, json, _) = decide(hub, &["()a != 1"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        json,
+        json!({"valid": true, "error": "", "satisfied": false,
+               "reason": "No control operator found. Expecting one of AND,&&,OR,||. Found: a != 1"})
+    );
+    // Properties anax refuses, in its message printer's number format.
+    for (properties, message) in [
+        (
+            r#"[{"name":"a","value":1e20,"type":"int"}]"#,
+            "invalid property: Value 1×10²⁰ of property a is not an integer type",
+        ),
+        (
+            r#"[{"name":"a","value":2048.5,"type":"int"}]"#,
+            "invalid property: Value 2,048.5 of property a is not an integer type",
+        ),
+    ] {
+        std::fs::write(&file, properties).unwrap();
+        let (code, out, err) = text_of(&["constraints", "--properties", props, "a == 1"]);
+        assert_eq!((code, out.as_str()), (1, ""), "{properties}");
+        assert!(err.contains(message), "{err}");
+    }
+    // Where anax panics (a lone quote reached by a term), a clear error.
+    std::fs::write(&file, r#"[{"name":"b","value":"\""}]"#).unwrap();
+    let (code, out, err) = text_of(&["constraints", "--properties", props, "b == x"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.contains("lone double quote"), "{err}");
 }
