@@ -918,7 +918,8 @@ fn nmp_status_accepts_the_seed_upgrade_policy_with_a_warning() {
             "agentUpgradePolicy": {"atLeastVersion": "current", "start": "2026-03-01T00:00:00Z", "duration": 60}}"#,
     )
     .unwrap();
-    // The seed's manifest asks for every kind at latest: the hub offers a certificate too.
+    // The seed's manifest asks for the software only (config and certificate untouched), even
+    // when the hub offers them.
     let versions = dir.path().join("versions.json");
     std::fs::write(
         &versions,
@@ -953,7 +954,7 @@ fn nmp_status_accepts_the_seed_upgrade_policy_with_a_warning() {
     assert_eq!(status["agentUpgradePolicyStatus"]["status"], "successful");
     assert_eq!(
         status["agentUpgradePolicyStatus"]["upgradedVersions"],
-        json!({"softwareVersion": "2.31.0", "certVersion": "1.0.0", "configVersion": "1.1.0"})
+        json!({"softwareVersion": "2.31.0", "certVersion": "", "configVersion": ""})
     );
 }
 
@@ -1477,4 +1478,57 @@ fn anax_main_answers() {
     let (code, out, err) = text_of(&["constraints", "--properties", props, "b == x"]);
     assert_eq!((code, out.as_str()), (1, ""));
     assert!(err.contains("lone double quote"), "{err}");
+}
+
+/// Issue 21, hub-shaped: build-numbered versions, a manifest in IBM's org (DIR/IBM/ID.json),
+/// an arm64 cluster; the job ends downloading IBM's arm64 image at the highest build.
+#[test]
+fn nmp_status_on_hub_shaped_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |p: &str| dir.path().join(p).display().to_string();
+    std::fs::create_dir_all(dir.path().join("manifests/IBM")).unwrap();
+    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
+    std::fs::write(
+        path("manifests/IBM/edgeNodeFiles_manifest_2.31.0.json"),
+        r#"{"softwareUpgrade": {"files": ["horizon-agent-edge-cluster-files.tar.gz", "arm64_anax_k8s.tar.gz"], "version": "latest"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("policies/up.json"),
+        r#"{"owner": "myorg/admin", "label": "up", "patterns": ["web"], "enabled": true,
+            "start": "2026-03-01T00:00:00Z", "startWindow": 0,
+            "agentUpgradePolicy": {"manifest": "IBM/edgeNodeFiles_manifest_2.31.0"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("versions.json"),
+        r#"{"agentSoftwareVersions": ["2.30.0-1400", "2.31.0-1498", "2.31.0-1001"]}"#,
+    )
+    .unwrap();
+    let node = std::fs::read_to_string(format!("{NMP}/node.json"))
+        .unwrap()
+        .replace("\"arch\": \"amd64\"", "\"arch\": \"arm64\"")
+        .replace("\"horizon\": \"2.30.0\"", "\"horizon\": \"2.30.0-1400\"");
+    std::fs::write(path("node.json"), node).unwrap();
+    let args = [
+        "nmp",
+        "status",
+        "--node",
+        &path("node.json"),
+        "--policies",
+        &path("policies"),
+        "--versions",
+        &path("versions.json"),
+        "--manifests",
+        &path("manifests"),
+        "--now",
+        "2026-03-01T00:05:00Z",
+        "--steps",
+        "5",
+    ];
+    let (code, json, stderr) = json_of(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let status = &json["managementStatus"]["myorg/up"]["agentUpgradePolicyStatus"];
+    assert_eq!(status["status"], "successful", "{json}");
+    assert_eq!(status["upgradedVersions"]["softwareVersion"], "2.31.0-1498");
 }

@@ -51,7 +51,8 @@ const STATUS_HELP: &str = "Example:
 
 Files are the exchange's JSON. --policies DIR holds one NMP per NAME.json (named ORG/NAME after
 the node's org) or the exchange's {\"managementPolicy\": {\"ORG/NAME\": {...}}} answer;
---manifests DIR one upgrade manifest per ID.json (agentUpgradePolicy.manifest names ID or ORG/ID).
+--manifests DIR one upgrade manifest per ID.json, or ORG/ID.json for another org's (agentUpgradePolicy.manifest
+               names ID or ORG/ID; IBM/edgeNodeFiles_manifest_2.31.0 is DIR/IBM/edgeNodeFiles_manifest_2.31.0.json).
 Each step: the active job advances (download, install), then the monitor may start the next.
 Downloads and installs succeed; --seed picks the start times in each policy's startWindow.
 
@@ -199,7 +200,10 @@ fn node_state(node: &exchange::Node, policy: Option<&NodePolicy>) -> NodeState {
             .find(|p| p.name == name)
             .and_then(|p| p.value.clone())
     };
-    let device = policy.map(|_| DeviceFacts {
+    let cluster = node.node_type == "cluster";
+    // A cluster's files name its architecture only; anax's agent always holds a node policy,
+    // whose openhorizon.arch is the node's arch when no policy document is given.
+    let device = (policy.is_some() || cluster).then(|| DeviceFacts {
         os: property(agent_files::OS_PROPERTY).map(|v| match v {
             Value::String(os) => os,
             other => other.to_string(),
@@ -209,7 +213,6 @@ fn node_state(node: &exchange::Node, policy: Option<&NodePolicy>) -> NodeState {
         containerized: property("openhorizon.containerized").and_then(|v| v.as_bool())
             == Some(true),
     });
-    let cluster = node.node_type == "cluster";
     let versions = (FileKind::ALL.into_iter())
         .filter_map(|kind| Some((kind, node.software_versions.get(kind.node_key())?.clone())))
         .collect();
@@ -270,10 +273,27 @@ const MANIFEST_KEYS: [&str; 3] = [
     "configurationUpgrade",
 ];
 
-/// `DIR/ID.json` → manifest ID.
+/// `DIR/ID.json` → manifest ID (the node's org), `DIR/ORG/ID.json` → manifest ORG/ID (another
+/// org's, such as IBM's, where a hub usually keeps them).
 fn read_manifests(dir: &Path) -> anyhow::Result<BTreeMap<String, UpgradeManifest>> {
     let mut manifests = BTreeMap::new();
-    for path in json_files(dir)? {
+    let mut files: Vec<(String, PathBuf)> = (json_files(dir)?.into_iter())
+        .map(|path| (stem(&path), path))
+        .collect();
+    let orgs = std::fs::read_dir(dir).with_context(|| format!("{}: cannot read", dir.display()))?;
+    for entry in orgs {
+        let org_dir = entry?.path();
+        if org_dir.is_dir() {
+            let org = org_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            for path in json_files(&org_dir)? {
+                files.push((format!("{org}/{}", stem(&path)), path));
+            }
+        }
+    }
+    for (id, path) in files {
         let value: Value = serde_json::from_str(&read(&path)?)
             .with_context(|| format!("{}: not JSON", path.display()))?;
         check_keys(&value, "upgrade manifest", &MANIFEST_KEYS)
@@ -292,7 +312,7 @@ fn read_manifests(dir: &Path) -> anyhow::Result<BTreeMap<String, UpgradeManifest
                 path.display()
             )
         })?;
-        manifests.insert(stem(&path), manifest);
+        manifests.insert(id, manifest);
     }
     Ok(manifests)
 }
@@ -353,8 +373,9 @@ fn read_policies(
             let mut policy = validated.policy;
             if let Some(seed) = validated.seed_manifest {
                 let id = format!("seed-{}", name.rsplit('/').next().unwrap_or(&name));
-                let manifest: UpgradeManifest =
+                let mut manifest: UpgradeManifest =
                     serde_json::from_value(seed).context("the seed's manifest")?;
+                manifest.software_minimum = validated.seed_minimum.clone();
                 manifest.validate().map_err(|e| {
                     anyhow!(
                         "{}: agentUpgradePolicy.atLeastVersion: {e} Use current or a version",

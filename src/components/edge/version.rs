@@ -553,7 +553,9 @@ mod tests {
     /// anax `TestRanges1` to `TestRanges5`, and the cases.
     #[test]
     fn containment() {
-        let table: [(&str, &[&str], &[&str], &[&str]); 8] = [
+        /// A range; versions inside, outside, not versions.
+        type Row<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+        let table: [Row; 8] = [
             (
                 "[1,2]",
                 &[
