@@ -1532,3 +1532,79 @@ fn nmp_status_on_hub_shaped_data() {
     assert_eq!(status["status"], "successful", "{json}");
     assert_eq!(status["upgradedVersions"]["softwareVersion"], "2.31.0-1498");
 }
+
+/// `cvo edge nmp plan`: the fleet view over hub-shaped nodes (an IBM manifest, build numbers,
+/// a seed's minimum): who, when, what each ends on, who is skipped and why.
+#[test]
+fn nmp_plan_over_a_fleet() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |p: &str| dir.path().join(p).display().to_string();
+    std::fs::create_dir_all(dir.path().join("manifests/IBM")).unwrap();
+    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
+    std::fs::write(
+        path("manifests/IBM/m.json"),
+        r#"{"softwareUpgrade": {"files": ["*"], "version": "latest"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("policies/web.json"),
+        r#"{"owner": "o/admin", "label": "web", "patterns": ["web"], "enabled": true,
+            "start": "2026-03-01T00:00:00Z", "startWindow": 3600, "agentUpgradePolicy": {"manifest": "IBM/m"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("versions.json"),
+        r#"{"agentSoftwareVersions": ["2.30.0-1400", "2.31.0-1498"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("nodes.json"),
+        r#"{"nodes": {
+            "o/a": {"nodeType": "cluster", "arch": "arm64", "pattern": "o/web", "softwareVersions": {"horizon": "2.30.0-1400"}},
+            "o/b": {"nodeType": "cluster", "arch": "amd64", "pattern": "o/web", "softwareVersions": {"horizon": "2.31.0-1498"}},
+            "o/c": {"nodeType": "cluster", "arch": "amd64", "pattern": "o/db", "softwareVersions": {"horizon": "2.30.0-1400"}}
+        }, "lastIndex": 0}"#,
+    )
+    .unwrap();
+    let args = [
+        "nmp",
+        "plan",
+        "--nodes",
+        &path("nodes.json"),
+        "--policies",
+        &path("policies"),
+        "--versions",
+        &path("versions.json"),
+        "--manifests",
+        &path("manifests"),
+        "--now",
+        "2026-02-28T00:00:00Z",
+    ];
+    let (code, json, stderr) = json_of(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let web = &json["policies"]["o/web"];
+    assert_eq!(web["nodes"][0]["node"], "o/a");
+    assert_eq!(web["nodes"][0]["outcome"], "upgrade");
+    assert_eq!(web["nodes"][0]["versions"]["horizon"], "2.31.0-1498");
+    assert!(
+        web["nodes"][0]["scheduled"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-03-01T00:"),
+        "{web}"
+    );
+    assert_eq!(web["nodes"][1]["outcome"], "no action required");
+    assert_eq!(
+        web["skipped"],
+        json!([{"node": "o/c", "reason": "pattern o/db is not one the NMP names"}])
+    );
+    assert_eq!(json["before"], json!({"2.30.0-1400": 2, "2.31.0-1498": 1}));
+    assert_eq!(json["after"], json!({"2.30.0-1400": 1, "2.31.0-1498": 2}));
+    let (code, out, _) = text_of(&args);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("o/web: 2 nodes, 1 skipped\n  o/a  2026-03-01T00:"),
+        "{out}"
+    );
+    assert!(out.ends_with("  2.31.0-1498: 1 -> 2\n"), "{out}");
+}
