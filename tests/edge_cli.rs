@@ -40,7 +40,10 @@ const NODE: &str = "testdata/edge/node.json";
 fn valid_constraints_without_properties() {
     let (code, json, _) = json_of(&["constraints", "purpose == network-testing", "a in \"x,y\""]);
     assert_eq!(code, 0);
-    assert_eq!(json, json!({"valid": true, "error": "", "satisfied": null}));
+    assert_eq!(
+        json,
+        json!({"valid": true, "error": "", "satisfied": null, "reason": null})
+    );
 }
 
 #[test]
@@ -78,8 +81,11 @@ fn assert_decided(constraints: &[&str], satisfied: bool) {
     args.extend(constraints);
     let (code, json, _) = json_of(&args);
     assert_eq!(code, 0, "{constraints:?}");
-    let want = json!({"valid": true, "error": "", "satisfied": satisfied});
-    assert_eq!(json, want, "{constraints:?}");
+    assert_eq!(json["valid"], true, "{constraints:?}");
+    assert_eq!(json["error"], "", "{constraints:?}");
+    assert_eq!(json["satisfied"], satisfied, "{constraints:?}");
+    // anax's reason comes with a "not satisfied" only.
+    assert_eq!(json["reason"].is_string(), !satisfied, "{constraints:?}");
 }
 
 #[test]
@@ -111,9 +117,15 @@ fn invalid_constraints_exit_1_with_anax_messages() {
             args.extend(&constraints);
             let (code, json, _) = json_of(&args);
             assert_eq!(code, 1, "{constraints:?}");
+            // anax's ConstraintExpression.Validate: its plugin registry's words around the
+            // text language's.
+            let error = format!(
+                "constraint language [{}] is not supported.  {message}\n",
+                constraints.join(" ")
+            );
             assert_eq!(
                 json,
-                json!({"valid": false, "error": message, "satisfied": null})
+                json!({"valid": false, "error": error, "satisfied": null, "reason": null})
             );
         }
     }
@@ -131,13 +143,13 @@ fn text_output() {
     );
     assert_eq!(
         text_of(&["constraints", "--properties", NODE, "openhorizon.cpu == 5"]),
-        (0, "valid, not satisfied\n".into(), String::new())
+        (0, "valid, not satisfied: The required properties openhorizon.cpu==5 were not found in the available properties purpose=network-testing, openhorizon.cpu=4, openhorizon.memory=3918, openhorizon.arch=amd64, openhorizon.kubernetesNamespace=openhorizon-agent, openhorizon.kubernetesNamespaceScoped=false, languages=en,fr,de, firmware=2.4.1\n".into(), String::new())
     );
     let (code, out, _) = text_of(&["constraints", "a =="]);
     assert_eq!(code, 1);
     assert_eq!(
         out,
-        "invalid: Error finding an expression in a ==. Error was: Invalid property value. a ==\n"
+        "invalid: constraint language [a ==] is not supported.  Error finding an expression in a ==. Error was: Invalid property value. a ==\n"
     );
 }
 
@@ -220,8 +232,17 @@ fn invalid_ranges_and_versions() {
             "Version_Expression: Whitespace is not permitted in [1.0.0, 2.0.0).",
         ),
         (
-            "1.02",
-            "Version_Expression: 1.02 is not a valid version string.",
+            "1.02.x",
+            "Version_Expression: 1.02.x is not a valid version string.",
+        ),
+        (
+            "",
+            "Version_Expression: Empty string is not a valid version.",
+        ),
+        // anax panics on a lone bracket; cvo says what is missing.
+        (
+            "(",
+            "Version_Expression: ( does not end with an inclusion or exclusion directive.",
         ),
         (
             "[1.0.0,2.0.0",
@@ -897,7 +918,8 @@ fn nmp_status_accepts_the_seed_upgrade_policy_with_a_warning() {
             "agentUpgradePolicy": {"atLeastVersion": "current", "start": "2026-03-01T00:00:00Z", "duration": 60}}"#,
     )
     .unwrap();
-    // The seed's manifest asks for every kind at latest: the hub offers a certificate too.
+    // The seed's manifest asks for the software only (config and certificate untouched), even
+    // when the hub offers them.
     let versions = dir.path().join("versions.json");
     std::fs::write(
         &versions,
@@ -932,7 +954,7 @@ fn nmp_status_accepts_the_seed_upgrade_policy_with_a_warning() {
     assert_eq!(status["agentUpgradePolicyStatus"]["status"], "successful");
     assert_eq!(
         status["agentUpgradePolicyStatus"]["upgradedVersions"],
-        json!({"softwareVersion": "2.31.0", "certVersion": "1.0.0", "configVersion": "1.1.0"})
+        json!({"softwareVersion": "2.31.0", "certVersion": "", "configVersion": ""})
     );
 }
 
@@ -1240,12 +1262,12 @@ fn package_refuses_bad_input() {
             "--version",
             "2.31.0.1",
             "--config-version",
-            "01",
+            "1.x",
         ],
         false,
     );
     assert_eq!(code, 1);
-    assert!(stderr.contains("cannot write the package: package.json: version \"2.31.0.1\" is not a version: one to three decimal fields without leading zeros and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1\npackage.json: configVersion \"01\" is not a version"), "{stderr}");
+    assert!(stderr.contains("cannot write the package: package.json: version \"2.31.0.1\" is not a version: one to three decimal fields and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1\npackage.json: configVersion \"1.x\" is not a version"), "{stderr}");
     assert!(!dir.path().join("p.tar.gz").exists());
 
     let (code, _, stderr) = package_cmd(
@@ -1373,4 +1395,216 @@ fn deploy_dry_run_plans_and_refuses_as_the_agent() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The cases of issue 21, each as anax main (2f3fa5a) answers it (printed by its own code).
+#[test]
+fn anax_main_answers() {
+    let ranges: [(&str, &[&str], Value); 4] = [
+        (
+            "[1.0.0-rc.1,2.0.0)",
+            &["1.0.0", "1.0.0-rc.0", "1.02"],
+            json!({"1.0.0": true, "1.0.0-rc.0": false, "1.02": true}),
+        ),
+        ("INFINITY", &["1.5.0"], json!({"1.5.0": false})),
+        ("(INFINITY,2.0.0)", &["1.5.0"], json!({"1.5.0": false})),
+        (
+            "1.05.0",
+            &["1.5.0", "1.4"],
+            json!({"1.5.0": true, "1.4": false}),
+        ),
+    ];
+    for (range, versions, contains) in ranges {
+        let mut args = vec!["version-range", range];
+        args.extend(versions);
+        let (code, json, _) = json_of(&args);
+        assert_eq!((code, &json["contains"]), (0, &contains), "{range}");
+    }
+    let (code, json, _) = json_of(&["version-range", ""]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        json["error"],
+        "Version_Expression: Empty string is not a valid version."
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("props.json");
+    let props = file.to_str().unwrap();
+    let decide = |properties: &str, constraints: &[&str]| {
+        std::fs::write(&file, properties).unwrap();
+        let mut args = vec!["constraints", "--properties", props];
+        args.extend(constraints);
+        json_of(&args)
+    };
+    let hub = r#"[{"name":"agent","value":"2.31.0-1498"},{"name":"cur","value":"£"},{"name":"µ","value":1},{"name":"n","value":16}]"#;
+    for constraints in [
+        &["agent in [2.30.0,3.0.0)"][..],
+        &["cur == £", "µ == 1"],
+        &["n == +0x1p4", "n < +1_000"],
+    ] {
+        let (code, json, err) = decide(hub, constraints);
+        assert_eq!(
+            (code, &json["satisfied"]),
+            (0, &json!(true)),
+            "{constraints:?} {json} {err}"
+        );
+    }
+    // Validation lets `()a != 1` through; the evaluation answers with the parse's error.
+    let (code, json, _) = decide(hub, &["()a != 1"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        json,
+        json!({"valid": true, "error": "", "satisfied": false,
+               "reason": "No control operator found. Expecting one of AND,&&,OR,||. Found: a != 1"})
+    );
+    // Properties anax refuses, in its message printer's number format.
+    for (properties, message) in [
+        (
+            r#"[{"name":"a","value":1e20,"type":"int"}]"#,
+            "invalid property: Value 1×10²⁰ of property a is not an integer type",
+        ),
+        (
+            r#"[{"name":"a","value":2048.5,"type":"int"}]"#,
+            "invalid property: Value 2,048.5 of property a is not an integer type",
+        ),
+    ] {
+        std::fs::write(&file, properties).unwrap();
+        let (code, out, err) = text_of(&["constraints", "--properties", props, "a == 1"]);
+        assert_eq!((code, out.as_str()), (1, ""), "{properties}");
+        assert!(err.contains(message), "{err}");
+    }
+    // Where anax panics (a lone quote reached by a term), a clear error.
+    std::fs::write(&file, r#"[{"name":"b","value":"\""}]"#).unwrap();
+    let (code, out, err) = text_of(&["constraints", "--properties", props, "b == x"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.contains("lone double quote"), "{err}");
+}
+
+/// Issue 21, hub-shaped: build-numbered versions, a manifest in IBM's org (DIR/IBM/ID.json),
+/// an arm64 cluster; the job ends downloading IBM's arm64 image at the highest build.
+#[test]
+fn nmp_status_on_hub_shaped_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |p: &str| dir.path().join(p).display().to_string();
+    std::fs::create_dir_all(dir.path().join("manifests/IBM")).unwrap();
+    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
+    std::fs::write(
+        path("manifests/IBM/edgeNodeFiles_manifest_2.31.0.json"),
+        r#"{"softwareUpgrade": {"files": ["horizon-agent-edge-cluster-files.tar.gz", "arm64_anax_k8s.tar.gz"], "version": "latest"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("policies/up.json"),
+        r#"{"owner": "myorg/admin", "label": "up", "patterns": ["web"], "enabled": true,
+            "start": "2026-03-01T00:00:00Z", "startWindow": 0,
+            "agentUpgradePolicy": {"manifest": "IBM/edgeNodeFiles_manifest_2.31.0"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("versions.json"),
+        r#"{"agentSoftwareVersions": ["2.30.0-1400", "2.31.0-1498", "2.31.0-1001"]}"#,
+    )
+    .unwrap();
+    let node = std::fs::read_to_string(format!("{NMP}/node.json"))
+        .unwrap()
+        .replace("\"arch\": \"amd64\"", "\"arch\": \"arm64\"")
+        .replace("\"horizon\": \"2.30.0\"", "\"horizon\": \"2.30.0-1400\"");
+    std::fs::write(path("node.json"), node).unwrap();
+    let args = [
+        "nmp",
+        "status",
+        "--node",
+        &path("node.json"),
+        "--policies",
+        &path("policies"),
+        "--versions",
+        &path("versions.json"),
+        "--manifests",
+        &path("manifests"),
+        "--now",
+        "2026-03-01T00:05:00Z",
+        "--steps",
+        "5",
+    ];
+    let (code, json, stderr) = json_of(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let status = &json["managementStatus"]["myorg/up"]["agentUpgradePolicyStatus"];
+    assert_eq!(status["status"], "successful", "{json}");
+    assert_eq!(status["upgradedVersions"]["softwareVersion"], "2.31.0-1498");
+}
+
+/// `cvo edge nmp plan`: the fleet view over hub-shaped nodes (an IBM manifest, build numbers,
+/// a seed's minimum): who, when, what each ends on, who is skipped and why.
+#[test]
+fn nmp_plan_over_a_fleet() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |p: &str| dir.path().join(p).display().to_string();
+    std::fs::create_dir_all(dir.path().join("manifests/IBM")).unwrap();
+    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
+    std::fs::write(
+        path("manifests/IBM/m.json"),
+        r#"{"softwareUpgrade": {"files": ["*"], "version": "latest"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("policies/web.json"),
+        r#"{"owner": "o/admin", "label": "web", "patterns": ["web"], "enabled": true,
+            "start": "2026-03-01T00:00:00Z", "startWindow": 3600, "agentUpgradePolicy": {"manifest": "IBM/m"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("versions.json"),
+        r#"{"agentSoftwareVersions": ["2.30.0-1400", "2.31.0-1498"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        path("nodes.json"),
+        r#"{"nodes": {
+            "o/a": {"nodeType": "cluster", "arch": "arm64", "pattern": "o/web", "softwareVersions": {"horizon": "2.30.0-1400"}},
+            "o/b": {"nodeType": "cluster", "arch": "amd64", "pattern": "o/web", "softwareVersions": {"horizon": "2.31.0-1498"}},
+            "o/c": {"nodeType": "cluster", "arch": "amd64", "pattern": "o/db", "softwareVersions": {"horizon": "2.30.0-1400"}}
+        }, "lastIndex": 0}"#,
+    )
+    .unwrap();
+    let args = [
+        "nmp",
+        "plan",
+        "--nodes",
+        &path("nodes.json"),
+        "--policies",
+        &path("policies"),
+        "--versions",
+        &path("versions.json"),
+        "--manifests",
+        &path("manifests"),
+        "--now",
+        "2026-02-28T00:00:00Z",
+    ];
+    let (code, json, stderr) = json_of(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let web = &json["policies"]["o/web"];
+    assert_eq!(web["nodes"][0]["node"], "o/a");
+    assert_eq!(web["nodes"][0]["outcome"], "upgrade");
+    assert_eq!(web["nodes"][0]["versions"]["horizon"], "2.31.0-1498");
+    assert!(
+        web["nodes"][0]["scheduled"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-03-01T00:"),
+        "{web}"
+    );
+    assert_eq!(web["nodes"][1]["outcome"], "no action required");
+    assert_eq!(
+        web["skipped"],
+        json!([{"node": "o/c", "reason": "pattern o/db is not one the NMP names"}])
+    );
+    assert_eq!(json["before"], json!({"2.30.0-1400": 2, "2.31.0-1498": 1}));
+    assert_eq!(json["after"], json!({"2.30.0-1400": 1, "2.31.0-1498": 2}));
+    let (code, out, _) = text_of(&args);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("o/web: 2 nodes, 1 skipped\n  o/a  2026-03-01T00:"),
+        "{out}"
+    );
+    assert!(out.ends_with("  2.31.0-1498: 1 -> 2\n"), "{out}");
 }

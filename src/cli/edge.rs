@@ -79,8 +79,9 @@ pub struct ConstraintsArgs {
     /// `{name, value, type?}`; `-` reads standard input.
     #[arg(long, value_name = "FILE")]
     pub properties: Option<PathBuf>,
-    /// text: one line; json: {"valid", "error", "satisfied"} (`satisfied` is null without
-    /// --properties or when a constraint is not valid).
+    /// text: one line; json: {"valid", "error", "satisfied", "reason"} (`error` is anax's
+    /// validation message, empty when valid; `satisfied` is null without --properties or when a
+    /// constraint is not valid; `reason` is anax's answer when not satisfied, else null).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = EdgeFormat::Text)]
     pub output: EdgeFormat,
     /// The constraints, one per argument; together one constraint array (ANDed).
@@ -128,28 +129,42 @@ fn constraints_command(args: ConstraintsArgs) -> CliResult {
         None => None,
     };
     let verdict = constraints::validate(&args.constraints);
-    let satisfied = match (&verdict, &properties) {
+    // With properties, anax's IsSatisfiedBy: satisfied, or not with its reason.
+    let answer = match (&verdict, &properties) {
         (Ok(()), Some(properties)) => Some(
-            eval::satisfied(&args.constraints, properties)
-                .map_err(|e| anyhow!("constraints valid but not evaluable: {e}"))?,
+            eval::evaluate(&args.constraints, properties)
+                .map_err(|e| anyhow!("the constraints are valid but cannot be decided: {e}"))?,
         ),
         _ => None,
     };
-    let error = verdict.as_ref().err().map(ToString::to_string);
+    // anax's ConstraintExpression.Validate answers through its plugin registry, in its words.
+    let error =
+        (verdict.as_ref().err()).map(|e| constraints::registry_message(&args.constraints, e));
     match args.output {
         EdgeFormat::Json => {
-            print_json(
-                verdict.is_ok(),
-                error.as_deref(),
-                "satisfied",
-                json!(satisfied),
-            )?;
+            let mut out = serde_json::Map::new();
+            out.insert("valid".to_owned(), json!(verdict.is_ok()));
+            out.insert(
+                "error".to_owned(),
+                json!(error.as_deref().unwrap_or_default()),
+            );
+            out.insert(
+                "satisfied".to_owned(),
+                json!(answer.as_ref().map(Result::is_ok)),
+            );
+            out.insert(
+                "reason".to_owned(),
+                json!(answer.as_ref().and_then(|a| a.as_ref().err())),
+            );
+            let text =
+                serde_json::to_string_pretty(&Value::Object(out)).map_err(anyhow::Error::from)?;
+            outln!("{text}");
         }
-        EdgeFormat::Text => match (&error, satisfied) {
-            (Some(error), _) => outln!("invalid: {error}"),
+        EdgeFormat::Text => match (&error, &answer) {
+            (Some(error), _) => outln!("invalid: {}", error.trim_end()),
             (None, None) => outln!("valid"),
-            (None, Some(true)) => outln!("valid, satisfied"),
-            (None, Some(false)) => outln!("valid, not satisfied"),
+            (None, Some(Ok(()))) => outln!("valid, satisfied"),
+            (None, Some(Err(reason))) => outln!("valid, not satisfied: {reason}"),
         },
     }
     Ok(match verdict {

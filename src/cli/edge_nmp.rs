@@ -21,6 +21,7 @@ use crate::components::edge::agent_files::{
 };
 use crate::components::edge::exchange::{self, NodePolicy};
 use crate::components::edge::nmp::{self, ManagementPolicy};
+use crate::components::edge::nmp_plan::{self, FleetNode};
 use crate::components::edge::nmp_status::{PolicyStatus, Status};
 use crate::components::edge::nmp_worker::{
     self, Hub, MONITOR_PERIOD, NodeState, Worker, last_time,
@@ -43,6 +44,61 @@ pub enum NmpCommand {
     /// and print each applicable policy's status.
     #[command(after_help = STATUS_HELP)]
     Status(NmpStatusArgs),
+    /// The fleet view: per NMP the nodes it applies to, when each starts within the window,
+    /// the versions each ends on and the nodes it skips with the reason; the fleet's agent
+    /// versions before and after.
+    #[command(after_help = PLAN_HELP)]
+    Plan(NmpPlanArgs),
+}
+
+const PLAN_HELP: &str = "Example:
+  cvo edge nmp plan --nodes nodes/ --policies nmps/ --versions versions.json \\
+      --manifests manifests/ --now 2026-03-01T00:00:00Z -o json
+
+--nodes is a file or a directory of files holding the exchange's {\"nodes\": {\"ORG/ID\": {...}}}
+answers (any number of nodes each); --node-policies the same for node policies
+({\"ORG/ID\": {\"deployment\": ..., \"management\": ...}}); the other files as for `nmp status`.
+Each node's start times come from --seed and its id, so a node's plan does not depend on the
+others. Downloads and installs are taken to succeed.
+
+Exit codes:
+  0  the plan was computed
+  1  a file cannot be read or is not valid (the file is named)
+  2  usage error";
+
+#[derive(Debug, Args)]
+pub struct NmpPlanArgs {
+    /// The nodes: a file or a directory of the exchange's `{"nodes": {...}}` answers.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub nodes: PathBuf,
+    /// Node policies by node id (`{"ORG/ID": {...}}`), a file or a directory of them; a node
+    /// without one has an empty policy (only NMPs without constraints apply, as in anax).
+    #[arg(long, value_name = "DIR|FILE")]
+    pub node_policies: Option<PathBuf>,
+    /// The org's node management policies.
+    #[arg(long, value_name = "DIR")]
+    pub policies: PathBuf,
+    /// The hub's agent file versions (`/orgs/{org}/AgentFileVersion`).
+    #[arg(long, value_name = "FILE")]
+    pub versions: PathBuf,
+    /// The upgrade manifests (CSS `agent_upgrade_manifests`); without it none exist.
+    #[arg(long, value_name = "DIR")]
+    pub manifests: Option<PathBuf>,
+    /// The clock, RFC 3339; the NMPs' `now` starts here.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub now: jiff::Timestamp,
+    /// The random source's seed (the start times within each window).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// table: per NMP a line per node, then the fleet's versions; json: the same as data.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = PlanFormat::Table)]
+    pub output: PlanFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanFormat {
+    Table,
+    Json,
 }
 
 const STATUS_HELP: &str = "Example:
@@ -51,7 +107,8 @@ const STATUS_HELP: &str = "Example:
 
 Files are the exchange's JSON. --policies DIR holds one NMP per NAME.json (named ORG/NAME after
 the node's org) or the exchange's {\"managementPolicy\": {\"ORG/NAME\": {...}}} answer;
---manifests DIR one upgrade manifest per ID.json (agentUpgradePolicy.manifest names ID or ORG/ID).
+--manifests DIR one upgrade manifest per ID.json, or ORG/ID.json for another org's (agentUpgradePolicy.manifest
+               names ID or ORG/ID; IBM/edgeNodeFiles_manifest_2.31.0 is DIR/IBM/edgeNodeFiles_manifest_2.31.0.json).
 Each step: the active job advances (download, install), then the monitor may start the next.
 Downloads and installs succeed; --seed picks the start times in each policy's startWindow.
 
@@ -106,7 +163,168 @@ fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
 pub fn nmp(group: NmpGroup) -> CliResult {
     match group.command {
         NmpCommand::Status(args) => status(args),
+        NmpCommand::Plan(args) => plan(args),
     }
+}
+
+/// The files of `--nodes`/`--node-policies`: the file, or the directory's `*.json`.
+fn file_or_dir(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    match path.is_dir() {
+        true => json_files(path),
+        false => Ok(vec![path.to_owned()]),
+    }
+}
+
+/// `{KEY: {ID: object}}` answers, merged; an id seen twice is an error naming both files.
+fn objects_by_id<T: DeserializeOwned>(
+    path: &Path,
+    key: &str,
+    what: &str,
+) -> anyhow::Result<BTreeMap<String, T>> {
+    let mut out = BTreeMap::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for file in file_or_dir(path)? {
+        let value: Value = serde_json::from_str(&read(&file)?)
+            .with_context(|| format!("{}: not JSON", file.display()))?;
+        let map = match value.get(key) {
+            Some(Value::Object(map)) => map.clone(),
+            _ => match value {
+                Value::Object(map) if key == "nodePolicy" => map,
+                _ => bail!(
+                    "{}: not the exchange's {{\"{key}\": {{\"ORG/ID\": ...}}}} answer",
+                    file.display()
+                ),
+            },
+        };
+        for (id, object) in map {
+            let parsed: T = serde_json::from_value(object)
+                .with_context(|| format!("{}: {id}: not a {what}", file.display()))?;
+            if let Some(before) = seen.insert(id.clone(), file.clone()) {
+                bail!(
+                    "{id}: in both {} and {}: give each {what} once",
+                    before.display(),
+                    file.display()
+                );
+            }
+            out.insert(id, parsed);
+        }
+    }
+    Ok(out)
+}
+
+fn plan(args: NmpPlanArgs) -> CliResult {
+    let nodes: BTreeMap<String, exchange::Node> = objects_by_id(&args.nodes, "nodes", "node")?;
+    let policies_of: BTreeMap<String, NodePolicy> = match &args.node_policies {
+        Some(path) => objects_by_id(path, "nodePolicy", "node policy")?,
+        None => BTreeMap::new(),
+    };
+    if let Some(id) = policies_of.keys().find(|id| !nodes.contains_key(*id)) {
+        return Err(anyhow!(
+            "{}: a node policy for {id}, which is not one of the --nodes{}",
+            args.node_policies
+                .as_deref()
+                .unwrap_or(Path::new(""))
+                .display(),
+            suggest::did_you_mean(id, &nodes.keys().map(String::as_str).collect::<Vec<_>>())
+        )
+        .into());
+    }
+    let org = nodes
+        .keys()
+        .next()
+        .and_then(|id| id.split_once('/'))
+        .map_or("", |(org, _)| org)
+        .to_owned();
+    let versions: AgentFileVersions = strict(
+        &args.versions,
+        "agent file versions",
+        &[
+            "agentSoftwareVersions",
+            "agentConfigVersions",
+            "agentCertVersions",
+            "lastUpdated",
+        ],
+    )?;
+    warn_invalid_versions(&args.versions, &versions);
+    let mut manifests = match &args.manifests {
+        Some(dir) => read_manifests(dir)?,
+        None => BTreeMap::new(),
+    };
+    let policies = read_policies(&args.policies, &org, &mut manifests)?;
+    let fleet: Vec<FleetNode> = (nodes.iter())
+        .map(|(id, node)| {
+            let policy = policies_of.get(id).cloned();
+            FleetNode {
+                id: id.clone(),
+                state: node_state(node, policy.as_ref()),
+                policy,
+            }
+        })
+        .collect();
+    let hub = Hub {
+        org: &org,
+        versions: &versions,
+        manifests: &manifests,
+    };
+    let planned = nmp_plan::plan(&fleet, &policies, &hub, args.now.as_second(), args.seed);
+    match args.output {
+        PlanFormat::Json => {
+            let mut value = serde_json::to_value(&planned).map_err(anyhow::Error::from)?;
+            // Times as the exchange writes them.
+            for policy in value["policies"]
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|m| m.values_mut())
+            {
+                for node in policy["nodes"].as_array_mut().into_iter().flatten() {
+                    let at = node["scheduled"].as_i64().unwrap_or_default();
+                    node["scheduled"] = json!(crate::components::edge::nmp_status::rfc3339(at));
+                }
+            }
+            let text = serde_json::to_string_pretty(&value).map_err(anyhow::Error::from)?;
+            outln!("{text}");
+        }
+        PlanFormat::Table => {
+            use std::fmt::Write as _;
+            let mut out = String::new();
+            for (name, policy) in &planned.policies {
+                let _ = writeln!(
+                    out,
+                    "{name}: {} nodes, {} skipped",
+                    policy.nodes.len(),
+                    policy.skipped.len()
+                );
+                for s in &policy.nodes {
+                    let versions: Vec<String> =
+                        s.versions.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    let _ = writeln!(
+                        out,
+                        "  {}  {}  {}  {}",
+                        s.node,
+                        crate::components::edge::nmp_status::rfc3339(s.scheduled),
+                        s.outcome,
+                        versions.join(", ")
+                    );
+                }
+                for s in &policy.skipped {
+                    let _ = writeln!(out, "  {}  skipped: {}", s.node, s.reason);
+                }
+            }
+            let _ = writeln!(out, "fleet software versions (before -> after):");
+            let all: std::collections::BTreeSet<&String> =
+                planned.before.keys().chain(planned.after.keys()).collect();
+            for version in all {
+                let _ = writeln!(
+                    out,
+                    "  {version}: {} -> {}",
+                    planned.before.get(version).unwrap_or(&0),
+                    planned.after.get(version).unwrap_or(&0)
+                );
+            }
+            outln!("{}", out.trim_end());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn status(args: NmpStatusArgs) -> CliResult {
@@ -199,7 +417,10 @@ fn node_state(node: &exchange::Node, policy: Option<&NodePolicy>) -> NodeState {
             .find(|p| p.name == name)
             .and_then(|p| p.value.clone())
     };
-    let device = policy.map(|_| DeviceFacts {
+    let cluster = node.node_type == "cluster";
+    // A cluster's files name its architecture only; anax's agent always holds a node policy,
+    // whose openhorizon.arch is the node's arch when no policy document is given.
+    let device = (policy.is_some() || cluster).then(|| DeviceFacts {
         os: property(agent_files::OS_PROPERTY).map(|v| match v {
             Value::String(os) => os,
             other => other.to_string(),
@@ -209,7 +430,6 @@ fn node_state(node: &exchange::Node, policy: Option<&NodePolicy>) -> NodeState {
         containerized: property("openhorizon.containerized").and_then(|v| v.as_bool())
             == Some(true),
     });
-    let cluster = node.node_type == "cluster";
     let versions = (FileKind::ALL.into_iter())
         .filter_map(|kind| Some((kind, node.software_versions.get(kind.node_key())?.clone())))
         .collect();
@@ -270,10 +490,27 @@ const MANIFEST_KEYS: [&str; 3] = [
     "configurationUpgrade",
 ];
 
-/// `DIR/ID.json` → manifest ID.
+/// `DIR/ID.json` → manifest ID (the node's org), `DIR/ORG/ID.json` → manifest ORG/ID (another
+/// org's, such as IBM's, where a hub usually keeps them).
 fn read_manifests(dir: &Path) -> anyhow::Result<BTreeMap<String, UpgradeManifest>> {
     let mut manifests = BTreeMap::new();
-    for path in json_files(dir)? {
+    let mut files: Vec<(String, PathBuf)> = (json_files(dir)?.into_iter())
+        .map(|path| (stem(&path), path))
+        .collect();
+    let orgs = std::fs::read_dir(dir).with_context(|| format!("{}: cannot read", dir.display()))?;
+    for entry in orgs {
+        let org_dir = entry?.path();
+        if org_dir.is_dir() {
+            let org = org_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            for path in json_files(&org_dir)? {
+                files.push((format!("{org}/{}", stem(&path)), path));
+            }
+        }
+    }
+    for (id, path) in files {
         let value: Value = serde_json::from_str(&read(&path)?)
             .with_context(|| format!("{}: not JSON", path.display()))?;
         check_keys(&value, "upgrade manifest", &MANIFEST_KEYS)
@@ -292,7 +529,7 @@ fn read_manifests(dir: &Path) -> anyhow::Result<BTreeMap<String, UpgradeManifest
                 path.display()
             )
         })?;
-        manifests.insert(stem(&path), manifest);
+        manifests.insert(id, manifest);
     }
     Ok(manifests)
 }
@@ -353,8 +590,9 @@ fn read_policies(
             let mut policy = validated.policy;
             if let Some(seed) = validated.seed_manifest {
                 let id = format!("seed-{}", name.rsplit('/').next().unwrap_or(&name));
-                let manifest: UpgradeManifest =
+                let mut manifest: UpgradeManifest =
                     serde_json::from_value(seed).context("the seed's manifest")?;
+                manifest.software_minimum = validated.seed_minimum.clone();
                 manifest.validate().map_err(|e| {
                     anyhow!(
                         "{}: agentUpgradePolicy.atLeastVersion: {e} Use current or a version",

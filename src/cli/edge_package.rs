@@ -37,7 +37,7 @@ const NEW_HELP: &str = "Example:
   cvo edge package new -f agent-2.31.0.tar.gz --version 2.31.0 \\
       --packages debs/ --ssl agent-install.crt --config agent-install.cfg
 
-Versions: one to three decimal fields without leading zeros and an optional -prerelease
+Versions: one to three decimal fields and an optional -prerelease
 (2.31.0, 2.31, 2.31.0-rc.1). A directory given to --packages, --ssl or --config has its files
 put under that package directory (subdirectories kept); a file is put there by its name.";
 

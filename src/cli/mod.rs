@@ -486,6 +486,7 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
             edge::EdgeCommand::Deploycheck(a) => machine(&a.output),
             edge::EdgeCommand::Nmp(g) => match &g.command {
                 edge_nmp::NmpCommand::Status(a) => machine(&a.output),
+                edge_nmp::NmpCommand::Plan(a) => machine(&a.output),
             },
             edge::EdgeCommand::Deploy(a) => machine(&a.output),
             edge::EdgeCommand::Package(group) => match &group.command {

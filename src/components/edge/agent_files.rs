@@ -15,11 +15,15 @@ pub const LATEST: &str = "latest";
 /// The configuration and certificate files, one per kind (anax `HZN_CONFIG_FILE`, `HZN_CERT_FILE`).
 pub const CONFIG_FILE: &str = "agent-install.cfg";
 pub const CERT_FILE: &str = "agent-install.crt";
-/// What an edge cluster agent's software upgrade needs (anax `HZN_CLUSTER_FILE`, `HZN_CLUSTER_IMAGE`).
-pub const CLUSTER_FILES: [&str; 2] = [
-    "horizon-agent-edge-cluster-files.tar.gz",
-    "amd64_anax_k8s.tar.gz",
-];
+/// What an edge cluster agent's software upgrade needs (anax `HZN_CLUSTER_FILE`), with the
+/// agent image of the cluster's architecture ([`cluster_image`]).
+pub const CLUSTER_FILE: &str = "horizon-agent-edge-cluster-files.tar.gz";
+
+/// The agent image file of an edge cluster (anax `HZN_CLUSTER_IMAGE`, `%v_anax_k8s.tar.gz`,
+/// with the node policy's `openhorizon.arch`).
+pub fn cluster_image(arch: &str) -> String {
+    format!("{arch}_anax_k8s.tar.gz")
+}
 
 /// The three kinds of agent files an upgrade handles, each resolved on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -91,6 +95,10 @@ pub struct UpgradeManifest {
     pub software_upgrade: UpgradeFiles,
     pub certificate_upgrade: UpgradeFiles,
     pub configuration_upgrade: UpgradeFiles,
+    /// Not the exchange's: the seed's `atLeastVersion X` (a manifest for software from X up),
+    /// under which a node whose agent is X or newer is left as it is.
+    #[serde(skip)]
+    pub software_minimum: Option<String>,
 }
 
 impl UpgradeManifest {
@@ -181,17 +189,17 @@ pub struct DeviceFacts {
     pub containerized: bool,
 }
 
-/// The software files a node needs (anax `formAgentUpgradePackageNames`): the edge cluster
-/// files for a cluster; for a device (`None`: it has no node policy) its container image when
-/// containerized, and the package for its operating system. A device without a node policy,
-/// without the operating system property, or with an operating system that has no package
-/// type is an error (the job's `precheck failed`). An empty operating system names no package.
-/// (anax's agent always holds a node policy; a cluster's files do not depend on it.)
+/// The software files a node needs (anax `formAgentUpgradePackageNames`): for a cluster the
+/// edge cluster files and the agent image of its architecture (`arm64_anax_k8s.tar.gz`); for a
+/// device its container image when containerized, and the package for its operating system.
+/// `None`: the node has no node policy. A node without a node policy, a device without the
+/// operating system property, or with an operating system that has no package type is an
+/// error (the job's `precheck failed`). An empty operating system names no package.
 pub fn software_files(cluster: bool, device: Option<&DeviceFacts>) -> Result<Vec<String>, String> {
-    if cluster {
-        return Ok(CLUSTER_FILES.iter().map(|f| f.to_string()).collect());
-    }
     let device = device.ok_or("No node policy found in the local db.")?;
+    if cluster {
+        return Ok(vec![CLUSTER_FILE.to_owned(), cluster_image(&device.arch)]);
+    }
     let os = device.os.as_deref().ok_or_else(|| {
         format!("Failed to find node os property: Error: property {OS_PROPERTY} not found in list.")
     })?;
@@ -234,7 +242,8 @@ mod tests {
     fn best_matching_versions() {
         let available = list(&["1.0.0", "2.31.0", "bad", "2.4", "2.30.1", "3.0.0-rc1"]);
         let cases: &[(&str, Result<&str, ResolveError>)] = &[
-            ("latest", Ok("2.31.0")),
+            // anax sorts prereleases in: the highest is 3.0.0-rc1.
+            ("latest", Ok("3.0.0-rc1")),
             // Exact versions are taken as they are.
             ("2.30.1", Ok("2.30.1")),
             ("9.9.9", Ok("9.9.9")),
@@ -321,7 +330,14 @@ mod tests {
                 "{facts:?}"
             );
         }
-        assert_eq!(software_files(true, None).unwrap(), CLUSTER_FILES);
+        let arm = DeviceFacts {
+            arch: "arm64".into(),
+            ..DeviceFacts::default()
+        };
+        assert_eq!(
+            software_files(true, Some(&arm)).unwrap(),
+            [CLUSTER_FILE, "arm64_anax_k8s.tar.gz"]
+        );
         let errors = [
             (
                 Some(device(Some("windows"), "amd64", false)),

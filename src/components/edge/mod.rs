@@ -18,6 +18,7 @@
 //! - [`nmp_status`]: a node's status for a policy, in the exchange's JSON; the status strings.
 //! - [`agent_files`]: agent file versions, upgrade manifests, version resolution, package names.
 //! - [`nmp_worker`]: the per-node node management worker, a deterministic state machine.
+//! - [`nmp_plan`]: the fleet view: per NMP the nodes, their start times and end versions.
 //! - [`constraints`]: the constraint language (lexer, validation, evaluation) and the
 //!   bidirectional compatibility of two policies.
 
@@ -28,6 +29,7 @@ pub mod deploy;
 pub mod deploycheck;
 pub mod exchange;
 pub mod nmp;
+pub mod nmp_plan;
 pub mod nmp_status;
 pub mod nmp_worker;
 pub mod package;

@@ -65,6 +65,8 @@ pub struct Validated {
     pub policy: ManagementPolicy,
     pub warnings: Vec<String>,
     pub seed_manifest: Option<Value>,
+    /// The seed's `atLeastVersion X` as a minimum: a node at X or newer is not upgraded.
+    pub seed_minimum: Option<String>,
 }
 
 /// Validates and normalises an NMP as the exchange and anax do: `start` empty is `now`, a
@@ -80,6 +82,7 @@ pub fn validate(mut policy: ManagementPolicy) -> Result<Validated, NmpError> {
     }
     let mut warnings = Vec::new();
     let mut seed_manifest = None;
+    let mut seed_minimum = None;
     if let Some(upgrade) = policy.agent_upgrade_policy.as_mut() {
         if let Some(start) = upgrade.start.take() {
             warnings.push(format!(
@@ -98,18 +101,22 @@ pub fn validate(mut policy: ManagementPolicy) -> Result<Validated, NmpError> {
             }
         }
         if let Some(version) = upgrade.at_least_version.take() {
-            // "At least X" is the range from X up; `current` is whatever the hub has last.
-            let version = match version.as_str() {
+            // "At least X" is a minimum for the agent's software: a node below X gets the
+            // highest available version from X up, a node at X or newer is left alone; the
+            // config and certificate, numbered on their own, are not touched. `current` is
+            // whatever the hub has last.
+            let wanted = match version.as_str() {
                 "current" => "latest".to_owned(),
-                _ => format!("[{version},INFINITY)"),
+                _ => {
+                    seed_minimum = Some(version.clone());
+                    format!("[{version},INFINITY)")
+                }
             };
             warnings.push(format!(
-                "agentUpgradePolicy.atLeastVersion (seed) is an upgrade manifest in the shipped system: store the manifest given and name it in agentUpgradePolicy.manifest (software, config and certificate at {version}, the highest available version at least the one given)"
+                "agentUpgradePolicy.atLeastVersion (seed) is an upgrade manifest in the shipped system: store the manifest given and name it in agentUpgradePolicy.manifest (software at {wanted}, the highest available version at least the one given, for nodes below it; config and certificate untouched)"
             ));
             seed_manifest = Some(json!({
-                "softwareUpgrade": {"files": ["*"], "version": version},
-                "configurationUpgrade": {"files": ["*"], "version": version},
-                "certificateUpgrade": {"files": ["*"], "version": version},
+                "softwareUpgrade": {"files": ["*"], "version": wanted},
             }));
         }
     }
@@ -127,6 +134,7 @@ pub fn validate(mut policy: ManagementPolicy) -> Result<Validated, NmpError> {
         policy,
         warnings,
         seed_manifest,
+        seed_minimum,
     })
 }
 

@@ -63,7 +63,8 @@ impl NodeState {
     }
 }
 
-/// What the hub offers: the node's org, the available versions, the upgrade manifests by id.
+/// What the hub offers: the node's org, the available versions, the upgrade manifests (by
+/// `id` in the node's org, by `org/id` in another).
 #[derive(Debug, Clone, Copy)]
 pub struct Hub<'a> {
     pub org: &'a str,
@@ -73,10 +74,16 @@ pub struct Hub<'a> {
 
 impl Hub<'_> {
     /// A manifest named `org/id` or `id` (then in the node's org): its org, id and content.
-    /// The hub holds the node's org's manifests: one in another org is not found.
+    /// As anax's download worker does, a manifest is fetched from its own org (the usual hub
+    /// keeps them in `IBM`): [`Hub::manifests`] holds the node's org's by `id` and another
+    /// org's by `org/id`.
     fn manifest(&self, name: &str) -> (String, String, Option<&UpgradeManifest>) {
         let (org, id) = name.split_once('/').unwrap_or((self.org, name));
-        let found = (org == self.org).then(|| self.manifests.get(id)).flatten();
+        let found = match org == self.org {
+            true => self.manifests.get(id),
+            false => None,
+        }
+        .or_else(|| self.manifests.get(&format!("{org}/{id}")));
         (org.to_owned(), id.to_owned(), found)
     }
 }
@@ -275,7 +282,8 @@ impl Worker {
     }
 
     /// anax `checkNMPTimeToRun`: promotes `ha node waiting` when the node may run (no HA group,
-    /// or its turn in the group); nothing while a job is active; else starts the due `waiting`
+    /// or its turn in the group) and then starts nothing in this period; nothing while a job is
+    /// downloading, downloaded or initiated (a `rollback started` does not wait); else starts the due `waiting`
     /// status scheduled strictly before `now` (anax `TimeToStart`: `Before(now)`) with the latest
     /// scheduled time (a tie goes to the last name). Returns it.
     pub fn monitor(&mut self, now: i64, ha_turn: bool) -> Option<String> {
@@ -284,11 +292,22 @@ impl Worker {
             .map(|(name, _)| name.clone())
             .collect();
         if self.node.ha_group.is_empty() || ha_turn {
-            for name in ha_waiting {
-                self.set(&name, Status::Downloaded, now);
+            for name in &ha_waiting {
+                self.set(name, Status::Downloaded, now);
             }
         }
-        if !self.active().is_empty() {
+        // anax ends the period after looking at the HA statuses, and waits while a job is
+        // downloading, downloaded or initiated; `rollback started` does not hold it.
+        let blocking = |s: Status| {
+            matches!(
+                s,
+                Status::DownloadStarted
+                    | Status::Downloaded
+                    | Status::Initiated
+                    | Status::HaNodeWaiting
+            )
+        };
+        if !ha_waiting.is_empty() || self.statuses.values().any(|s| blocking(s.status())) {
             return None;
         }
         let next = (self.statuses.iter())
@@ -329,6 +348,9 @@ impl Worker {
             ..Plan::default()
         };
         for (&kind, wanted) in &resolved {
+            if kind == FileKind::Software && self.meets(manifest.software_minimum.as_deref()) {
+                continue;
+            }
             if self.wants(name, status, kind, wanted, hub)? {
                 plan.kinds.push((kind, wanted.clone()));
             }
@@ -363,6 +385,15 @@ impl Worker {
             cert_version: downloaded(FileKind::Cert),
         };
         Ok(plan)
+    }
+
+    /// Whether the agent is already at the seed's `atLeastVersion` or newer: then its
+    /// software is left as it is (a minimum, not a target).
+    fn meets(&self, minimum: Option<&str>) -> bool {
+        let current = self.node.version(FileKind::Software);
+        minimum.is_some_and(|minimum| {
+            version::compare_versions(current, minimum).is_ok_and(|o| o != std::cmp::Ordering::Less)
+        })
     }
 
     /// anax `ResolveUpgradeVersions` for one kind: newer than the node's → yes; equal → no;

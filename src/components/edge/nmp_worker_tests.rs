@@ -60,7 +60,10 @@ fn cluster_node(pattern: &str, software: &str) -> NodeState {
         pattern: pattern.into(),
         cluster: true,
         versions,
-        software_files: agent_files::CLUSTER_FILES.map(str::to_owned).to_vec(),
+        software_files: vec![
+            agent_files::CLUSTER_FILE.to_owned(),
+            agent_files::cluster_image("amd64"),
+        ],
         ..NodeState::default()
     }
 }
@@ -1041,4 +1044,103 @@ fn windows_end_before_the_last_time_a_status_can_show() {
             policy.start_window
         );
     }
+}
+
+/// Issue 21: the node management path on hub-shaped data, each ending as anax main's
+/// download worker would (2f3fa5a: findBestMatchingVersion, the manifest's own org,
+/// HZN_CLUSTER_IMAGE from openhorizon.arch, checkNMPTimeToRun's blocking statuses).
+#[test]
+fn hub_shaped_data() {
+    // Build-numbered versions: `latest` is the highest by anax's order.
+    let build_numbered = versions(&["2.30.0-1400", "2.31.0-1498", "2.31.0-1001"]);
+    let ibm: BTreeMap<_, _> = [(
+        "IBM/edgeNodeFiles_manifest_2.31.0".to_owned(),
+        manifest("latest", ""),
+    )]
+    .into_iter()
+    .collect();
+    let hub = Hub {
+        org: "userorg",
+        versions: &build_numbered,
+        manifests: &ibm,
+    };
+    let mut node = cluster_node("userorg/p", "2.30.0-1400");
+    node.software_files = vec![
+        agent_files::CLUSTER_FILE.to_owned(),
+        agent_files::cluster_image("arm64"),
+    ];
+    let mut worker = Worker::new(node, "/w");
+    let policies = nmps(vec![(
+        "userorg/up",
+        upgrade_policy("p", T0, 0, "IBM/edgeNodeFiles_manifest_2.31.0", false),
+    )]);
+    worker.sync(&policies, None, T0, &mut rng(1));
+    assert_eq!(worker.monitor(T0, true).as_deref(), Some("userorg/up"));
+    let plan = worker.plan("userorg/up", &hub).unwrap();
+    assert_eq!(plan.manifest, "IBM/edgeNodeFiles_manifest_2.31.0");
+    assert_eq!(plan.kinds, [(FileKind::Software, "2.31.0-1498".to_owned())]);
+    // An arm64 cluster fetches the arm64 image.
+    let files: Vec<&str> = plan.downloads.iter().map(|(_, _, f)| f.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "horizon-agent-edge-cluster-files.tar.gz",
+            "arm64_anax_k8s.tar.gz"
+        ]
+    );
+    worker.download("userorg/up", &hub, T0, &mut ok);
+    assert_eq!(worker.statuses["userorg/up"].status(), Status::Downloaded);
+
+    // The seed's atLeastVersion: a minimum for the software only.
+    let seed = |x: &str| {
+        let v = nmp::validate(
+            serde_json::from_str(&format!(
+                r#"{{"patterns": ["p"], "enabled": true, "agentUpgradePolicy": {{"atLeastVersion": "{x}"}}}}"#
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let mut m: UpgradeManifest = serde_json::from_value(v.seed_manifest.unwrap()).unwrap();
+        m.software_minimum = v.seed_minimum;
+        m
+    };
+    let minimum: BTreeMap<_, _> = [("m".to_owned(), seed("2.31.0-1001"))]
+        .into_iter()
+        .collect();
+    let hub = Hub {
+        org: "org",
+        versions: &build_numbered,
+        manifests: &minimum,
+    };
+    for (current, want) in [
+        // Below the minimum: the highest from it up.
+        (
+            "2.30.0-1400",
+            vec![(FileKind::Software, "2.31.0-1498".to_owned())],
+        ),
+        // At or above it: left alone, and config and cert are never touched.
+        ("2.31.0-1001", vec![]),
+        ("2.31.0-1200", vec![]),
+    ] {
+        let mut worker = Worker::new(cluster_node("org/p", current), "/w");
+        let policies = nmps(vec![("org/n", upgrade_policy("p", T0, 0, "m", false))]);
+        worker.sync(&policies, None, T0, &mut rng(1));
+        worker.monitor(T0, true);
+        assert_eq!(worker.plan("org/n", &hub).unwrap().kinds, want, "{current}");
+    }
+}
+
+/// anax's monitor does not wait on a rollback in progress (checkNMPTimeToRun looks for
+/// downloaded, initiated, download started and ha node waiting only).
+#[test]
+fn a_rollback_does_not_hold_the_monitor() {
+    let mut worker = Worker::new(cluster_node("org/p", "2.30.0"), "/w");
+    let policies = nmps(vec![
+        ("org/a", upgrade_policy("p", T0, 0, "m", false)),
+        ("org/b", upgrade_policy("p", T0 + 100, 0, "m", false)),
+    ]);
+    worker.sync(&policies, None, T0, &mut rng(1));
+    assert_eq!(worker.monitor(T0, true).as_deref(), Some("org/a"));
+    worker.set("org/a", Status::RollbackStarted, T0 + 1);
+    assert_eq!(worker.monitor(T0 + 200, true).as_deref(), Some("org/b"));
 }

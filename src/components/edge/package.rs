@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::version::{self, AgentVersion};
+use super::version;
 use crate::suggest;
 
 /// The manifest's name at the package root.
@@ -58,7 +58,7 @@ pub enum PackageError {
     )]
     MissingVersion,
     #[error(
-        "{MANIFEST_FILE}: {field} {value:?} is not a version: one to three decimal fields without leading zeros and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1"
+        "{MANIFEST_FILE}: {field} {value:?} is not a version: one to three decimal fields and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1"
     )]
     BadVersion { field: &'static str, value: String },
     #[error("{path}: an absolute path; the entries of a package are relative to its root")]
@@ -140,7 +140,8 @@ pub fn parse_manifest(text: &str) -> Result<PackageManifest, Vec<PackageError>> 
     }
 }
 
-/// The versions of a manifest that are not versions (B.2's rules, prereleases allowed).
+/// The versions of a manifest that are not versions (anax's `IsVersionString`: prereleases and
+/// leading zeros allowed).
 pub fn version_errors(manifest: &PackageManifest, has_version: bool) -> Vec<PackageError> {
     let fields = [
         ("version", has_version.then_some(&manifest.version)),
@@ -153,7 +154,7 @@ pub fn version_errors(manifest: &PackageManifest, has_version: bool) -> Vec<Pack
         .filter_map(|(field, value)| {
             let value = value?;
             // INFINITY orders versions; no package is that version.
-            let valid = value != version::INFINITY && version::is_agent_version(value);
+            let valid = value != version::INFINITY && version::is_version_string(value);
             (!valid).then(|| PackageError::BadVersion {
                 field,
                 value: value.clone(),
@@ -353,12 +354,16 @@ pub fn standing(package_version: &str, installed: &str) -> Result<Standing, Pack
         other => other,
     };
     let bad_installed = || PackageError::BadInstalledVersion(installed.to_owned());
-    let installed_version = AgentVersion::parse(installed_version).ok_or_else(bad_installed)?;
-    let package = AgentVersion::parse(package_version).ok_or_else(|| PackageError::BadVersion {
-        field: "version",
-        value: package_version.to_owned(),
+    if !version::is_version_string(installed_version) || installed_version == version::INFINITY {
+        return Err(bad_installed());
+    }
+    let order = version::compare_versions(package_version, installed_version).map_err(|_| {
+        PackageError::BadVersion {
+            field: "version",
+            value: package_version.to_owned(),
+        }
     })?;
-    Ok(match package.cmp(&installed_version) {
+    Ok(match order {
         Ordering::Greater => Standing::Newer,
         Ordering::Equal => Standing::Same,
         Ordering::Less => Standing::Older,

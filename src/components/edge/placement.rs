@@ -256,7 +256,8 @@ pub fn cluster_namespace_conflict(
         if terms.is_empty() {
             continue;
         }
-        let holds = terms.iter().all(|t| eval::term_holds(t, &property));
+        // A namespace that is a lone quote decides nothing (anax panics there): not a conflict.
+        let holds = (terms.iter()).all(|t| eval::term_holds(t, &property).unwrap_or(true));
         if !holds {
             return Some(format!(
                 "Policy Incompatible: kubernetesNamespace defined in the constraint {constraint} is different from the clusterNamespace '{cluster_namespace}' specified in the deployment policy, the policy might result in no service deployments"

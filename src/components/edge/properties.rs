@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::version::is_version_string;
+use super::version::is_plain_version_string;
 
 pub const STRING_TYPE: &str = "string";
 pub const VERSION_TYPE: &str = "version";
@@ -101,9 +101,9 @@ fn validate_one(property: &Property) -> Result<(), PropertyError> {
         Value::Bool(_) => Ok(()),
         Value::Number(n) => {
             let number = n.as_f64().unwrap_or(f64::NAN);
-            if declared == INTEGER_TYPE && number.fract() != 0.0 {
+            if declared == INTEGER_TYPE && go_int(number) as f64 != number {
                 return Err(PropertyError::NotInteger(
-                    go_value(value),
+                    go_value_localized(value),
                     property.name.clone(),
                 ));
             }
@@ -112,7 +112,7 @@ fn validate_one(property: &Property) -> Result<(), PropertyError> {
                 false => mismatch("float64"),
             }
         }
-        Value::String(text) if declared == VERSION_TYPE => match is_version_string(text) {
+        Value::String(text) if declared == VERSION_TYPE => match is_plain_version_string(text) {
             true => Ok(()),
             false => Err(PropertyError::NotVersion(
                 property.name.clone(),
@@ -133,51 +133,118 @@ fn validate_one(property: &Property) -> Result<(), PropertyError> {
     }
 }
 
-/// A property as Go's `%v` prints the struct: `{name value type}`, `<nil>` for no value.
+/// Go's `int(f)` on amd64: the value truncated, and the smallest int for anything outside the
+/// 64-bit range (or NaN), so that `float64(int(f)) != f` refuses it as anax does.
+fn go_int(number: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    match (-LIMIT..LIMIT).contains(&number) {
+        true => number.trunc() as i64,
+        false => i64::MIN,
+    }
+}
+
+/// A property as anax's message printer prints the struct: `{name value type}`, `<nil>` for
+/// no value, numbers localized.
 fn go_struct(property: &Property) -> String {
-    let value = property.value.as_ref().map_or("<nil>".to_owned(), go_value);
+    let value = (property.value.as_ref()).map_or("<nil>".to_owned(), go_value_localized);
     format!("{{{} {value} {}}}", property.name, property.r#type)
 }
 
 /// A JSON value as Go's `%v` prints what `encoding/json` decoded it into.
 pub fn go_value(value: &Value) -> String {
+    format_value(value, &go_float)
+}
+
+/// A JSON value as anax's message printer (`golang.org/x/text/message`, English) prints it:
+/// Go's `%v` with numbers localized ([`go_float_localized`]).
+pub fn go_value_localized(value: &Value) -> String {
+    format_value(value, &go_float_localized)
+}
+
+fn format_value(value: &Value, float: &dyn Fn(f64) -> String) -> String {
     match value {
         Value::Null => "<nil>".to_owned(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => go_float(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Number(n) => float(n.as_f64().unwrap_or(f64::NAN)),
         Value::String(s) => s.clone(),
         Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(go_value).collect();
+            let items: Vec<String> = items.iter().map(|v| format_value(v, float)).collect();
             format!("[{}]", items.join(" "))
         }
         Value::Object(map) => {
-            let entries: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{k}:{}", go_value(v)))
+            let entries: Vec<String> = (map.iter())
+                .map(|(k, v)| format!("{k}:{}", format_value(v, float)))
                 .collect();
             format!("map[{}]", entries.join(" "))
         }
     }
 }
 
-/// Go's `%v` of a float64: the shortest digits, in exponent form (`1e+21`, `1e-05`) only when
-/// the exponent is below -4 or at least 21.
-pub fn go_float(number: f64) -> String {
+/// A float64's shortest digits and decimal exponent (`1234.5` → `("1.2345", 3)`), or its
+/// name when it is not finite.
+fn shortest(number: f64) -> Result<(String, i32), String> {
     if !number.is_finite() {
-        return match number {
+        return Err(match number {
             n if n.is_nan() => "NaN".to_owned(),
             n if n > 0.0 => "+Inf".to_owned(),
             _ => "-Inf".to_owned(),
-        };
+        });
     }
     let scientific = format!("{number:e}");
     let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if number != 0.0 && !(-4..21).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.abs())
-    } else {
-        format!("{number}")
+    Ok((mantissa.to_owned(), exponent.parse().unwrap_or(0)))
+}
+
+/// Whether Go's `%v` (`%g` with the shortest digits) writes the exponent form: an exponent
+/// below -4 or at least 6 (`1e+06`, `123456`).
+fn exponent_form(number: f64, exponent: i32) -> bool {
+    number != 0.0 && !(-4..6).contains(&exponent)
+}
+
+/// Go's `%v` of a float64: the shortest digits, in exponent form (`1e+06`, `1e-05`) when the
+/// exponent is below -4 or at least 6.
+pub fn go_float(number: f64) -> String {
+    match shortest(number) {
+        Err(name) => name,
+        Ok((mantissa, exponent)) if exponent_form(number, exponent) => {
+            let sign = if exponent < 0 { '-' } else { '+' };
+            format!("{mantissa}e{sign}{:02}", exponent.abs())
+        }
+        Ok(_) => format!("{number}"),
+    }
+}
+
+/// `%v` of a float64 through anax's message printer: the same choice of form as
+/// [`go_float`], the exponent written `×10⁰⁶` (superscript, two digits at least) and whole
+/// digits grouped by commas (`2,048.5`).
+pub fn go_float_localized(number: f64) -> String {
+    match shortest(number) {
+        Err(name) => name,
+        Ok((mantissa, exponent)) if exponent_form(number, exponent) => {
+            const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+            let digits = format!("{:02}", exponent.abs());
+            let power: String = (digits.bytes())
+                .map(|d| SUPERSCRIPT[usize::from(d - b'0')])
+                .collect();
+            let sign = if exponent < 0 { "⁻" } else { "" };
+            format!("{mantissa}×10{sign}{power}")
+        }
+        Ok(_) => {
+            let plain = format!("{}", number.abs());
+            let (whole, fraction) = plain.split_once('.').unwrap_or((&plain, ""));
+            let mut grouped = String::new();
+            for (i, digit) in whole.chars().enumerate() {
+                if i > 0 && (whole.len() - i) % 3 == 0 {
+                    grouped.push(',');
+                }
+                grouped.push(digit);
+            }
+            let sign = if number < 0.0 { "-" } else { "" };
+            match fraction.is_empty() {
+                true => format!("{sign}{grouped}"),
+                false => format!("{sign}{grouped}.{fraction}"),
+            }
+        }
     }
 }
 
@@ -235,6 +302,28 @@ mod tests {
                 r#"{"name":"a","value":1.5,"type":"int"}"#,
                 "Value 1.5 of property a is not an integer type",
             ),
+            // The message printer localizes numbers (facts of anax main, golang.org/x/text).
+            (
+                r#"{"name":"a","value":2048.5,"type":"int"}"#,
+                "Value 2,048.5 of property a is not an integer type",
+            ),
+            (
+                r#"{"name":"a","value":1e-7,"type":"int"}"#,
+                "Value 1×10⁻⁰⁷ of property a is not an integer type",
+            ),
+            // Outside the 64-bit range: Go's int() of it is not it.
+            (
+                r#"{"name":"a","value":1e20,"type":"int"}"#,
+                "Value 1×10²⁰ of property a is not an integer type",
+            ),
+            (
+                r#"{"name":"a","value":9223372036854775807,"type":"int"}"#,
+                "Value 9.223372036854776×10¹⁸ of property a is not an integer type",
+            ),
+            (
+                r#"{"value":{"k":2048.5}}"#,
+                "Property must include a name and a value: { map[k:2,048.5] }",
+            ),
             (
                 r#"{"name":"a","value":1,"type":"boolean"}"#,
                 "Property value is of type float64, expected type boolean",
@@ -275,8 +364,10 @@ mod tests {
         for (n, want) in [
             (3.0, "3"),
             (1.5, "1.5"),
-            (100000000.0, "100000000"),
-            (1e21, "1e+21"),
+            (123456.0, "123456"),
+            (1e6, "1e+06"),
+            (1234567.0, "1.234567e+06"),
+            (100000000.0, "1e+08"),
             (1.25e22, "1.25e+22"),
             (0.0001, "0.0001"),
             (0.00001, "1e-05"),
@@ -284,6 +375,23 @@ mod tests {
             (0.0, "0"),
         ] {
             assert_eq!(go_float(n), want, "{n}");
+        }
+        // golang.org/x/text/message, English (printed by it).
+        for (n, want) in [
+            (1e6, "1×10⁰⁶"),
+            (123456.0, "123,456"),
+            (1234567.0, "1.234567×10⁰⁶"),
+            (2048.5, "2,048.5"),
+            (1e-7, "1×10⁻⁰⁷"),
+            (1e20, "1×10²⁰"),
+            (0.0001, "0.0001"),
+            (-2048.5, "-2,048.5"),
+            (1.5e300, "1.5×10³⁰⁰"),
+            (12345678.9, "1.23456789×10⁰⁷"),
+            (100.0, "100"),
+            (100000.0, "100,000"),
+        ] {
+            assert_eq!(go_float_localized(n), want, "{n}");
         }
     }
 }

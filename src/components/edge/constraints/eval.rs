@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::{ConstraintError, Disjunction, Node, Term, go_parse_bool, go_parse_float, parse};
-use crate::components::edge::properties::{LIST_TYPE, Property, VERSION_TYPE};
+use crate::components::edge::properties::{LIST_TYPE, Property, VERSION_TYPE, go_value};
 use crate::components::edge::version::{VersionRange, is_version_expression, is_version_string};
 
 /// Whether the properties satisfy every constraint of the array (ANDed); an empty array is
@@ -18,47 +18,129 @@ pub fn satisfied<S: AsRef<str>>(
     constraints: &[S],
     properties: &[Property],
 ) -> Result<bool, ConstraintError> {
+    evaluate(constraints, properties).map(|answer| answer.is_ok())
+}
+
+/// anax's `ConstraintExpression.IsSatisfiedBy` after validation: `Ok(Ok(()))` when satisfied,
+/// `Ok(Err(reason))` when not, with anax's reason: the parse's error (validation lets through
+/// constraints the parse refuses, `()a != 1`), or which required property or properties were
+/// not found among the available ones. `Err` for an invalid constraint, and where anax
+/// panics: a property value that is a lone `"` ([`ConstraintError::LoneQuote`]).
+pub fn evaluate<S: AsRef<str>>(
+    constraints: &[S],
+    properties: &[Property],
+) -> Result<Result<(), String>, ConstraintError> {
     super::validate(constraints)?;
-    let mut all = true;
+    // anax reads every constraint before deciding any.
+    let mut trees = Vec::with_capacity(constraints.len());
     for constraint in constraints {
-        let constraint = constraint.as_ref();
-        let tree = parse(constraint).map_err(|cause| ConstraintError::Expression {
-            constraint: constraint.to_owned(),
-            cause,
-        })?;
-        all &= holds(&tree, properties);
+        match parse(constraint.as_ref()) {
+            Ok(tree) => trees.push(tree),
+            Err(cause) => return Ok(Err(cause.to_string())),
+        }
     }
-    Ok(all)
+    for tree in &trees {
+        if let Err(reason) = any_of(tree, properties)? {
+            return Ok(Err(reason));
+        }
+    }
+    Ok(Ok(()))
 }
 
 /// Some AND group holds.
-pub fn holds(tree: &Disjunction, properties: &[Property]) -> bool {
-    tree.0.iter().any(|group| {
-        group.iter().all(|node| match node {
-            Node::Term(term) => term_holds(term, properties),
-            Node::Group(inner) => holds(inner, properties),
-        })
-    })
+pub fn holds(tree: &Disjunction, properties: &[Property]) -> Result<bool, ConstraintError> {
+    any_of(tree, properties).map(|answer| answer.is_ok())
 }
 
-/// One term against the property list.
-pub fn term_holds(term: &Term, properties: &[Property]) -> bool {
+/// anax's OR: the first group that holds, else the whole OR as not found.
+fn any_of(
+    tree: &Disjunction,
+    properties: &[Property],
+) -> Result<Result<(), String>, ConstraintError> {
+    for group in &tree.0 {
+        if all_of(group, properties)?.is_ok() {
+            return Ok(Ok(()));
+        }
+    }
+    Ok(Err(format!(
+        "The required properties {} were not found in the available properties {}",
+        show_any(tree),
+        show_properties(properties)
+    )))
+}
+
+/// anax's AND: the first term that does not hold, or the first group's reason.
+fn all_of(nodes: &[Node], properties: &[Property]) -> Result<Result<(), String>, ConstraintError> {
+    for node in nodes {
+        match node {
+            Node::Term(term) if !term_holds(term, properties)? => {
+                return Ok(Err(format!(
+                    "The required property '{} {} {}' were not found in the available properties {}",
+                    term.name,
+                    term.op,
+                    term.value,
+                    show_properties(properties)
+                )));
+            }
+            Node::Term(_) => {}
+            Node::Group(inner) => {
+                if let Err(reason) = any_of(inner, properties)? {
+                    return Ok(Err(reason));
+                }
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// An OR as anax displays it: its groups joined by `, `.
+fn show_any(tree: &Disjunction) -> String {
+    let groups: Vec<String> = tree.0.iter().map(|group| show_all(group)).collect();
+    groups.join(", ")
+}
+
+/// An AND as anax displays it: terms `nameopvalue`, groups in parentheses, joined by ` AND `.
+fn show_all(nodes: &[Node]) -> String {
+    let shown: Vec<String> = (nodes.iter())
+        .map(|node| match node {
+            Node::Term(t) => format!("{}{}{}", t.name, t.op, t.value),
+            Node::Group(inner) => format!("({})", show_any(inner)),
+        })
+        .collect();
+    shown.join(" AND ")
+}
+
+/// The properties as anax lists them: `name=value` joined by `, ` (Go's `%v`).
+fn show_properties(properties: &[Property]) -> String {
+    let shown: Vec<String> = (properties.iter())
+        .map(|p| {
+            let value = p.value.as_ref().map_or("<nil>".to_owned(), go_value);
+            format!("{}={value}", p.name)
+        })
+        .collect();
+    shown.join(", ")
+}
+
+/// One term against the property list (anax `propertyInArray`): the first property with its
+/// name whose value is a number, a boolean or a string decides; a property of another JSON
+/// kind, or a boolean tested with `in`, is passed over. No such property: false, even for `!=`.
+pub fn term_holds(term: &Term, properties: &[Property]) -> Result<bool, ConstraintError> {
     for property in properties.iter().filter(|p| p.name == term.name) {
         let decided = match &property.value {
             Some(Value::Number(n)) => Some(number_holds(n.as_f64().unwrap_or(f64::NAN), term)),
             Some(Value::Bool(b)) => bool_holds(*b, term),
-            Some(Value::String(s)) => Some(string_holds(property, s, term)),
+            Some(Value::String(s)) => Some(string_holds(property, s, term)?),
             _ => None,
         };
         if let Some(decided) = decided {
-            return decided;
+            return Ok(decided);
         }
     }
-    false
+    Ok(false)
 }
 
 /// `<`, `>`, `<=`, `>=`, `!=` compare; any other operator (`=`, `==`, `in`, `=<`, `=>`) is
-/// equality. A value that is not a number is false.
+/// equality. A value that is not a number (Go's `ParseFloat`) is false.
 fn number_holds(property: f64, term: &Term) -> bool {
     let Some(value) = go_parse_float(&term.value) else {
         return false;
@@ -87,12 +169,12 @@ fn bool_holds(property: bool, term: &Term) -> Option<bool> {
     }
 }
 
-fn string_holds(property: &Property, text: &str, term: &Term) -> bool {
-    let have = trim_spaces(strip_quotes(text));
-    let want = trim_spaces(strip_quotes(&term.value));
+fn string_holds(property: &Property, text: &str, term: &Term) -> Result<bool, ConstraintError> {
+    let have = trim_spaces(strip_quotes(text, property)?);
+    let want = trim_spaces(strip_quotes(&term.value, property)?);
     let is_list = property.r#type == LIST_TYPE;
-    match term.op.as_str() {
-        "!=" if is_list => !list_contains(want, have),
+    Ok(match term.op.as_str() {
+        "!=" if is_list => !list_contains(want, have, property)?,
         "!=" => have != want,
         "in" if property.r#type == VERSION_TYPE
             || (is_version_string(have) && is_version_expression(want)) =>
@@ -101,29 +183,44 @@ fn string_holds(property: &Property, text: &str, term: &Term) -> bool {
         }
         // Each item is trimmed and unquoted here and again in `list_contains`, as in anax.
         "in" if is_list => {
-            (have.split(',')).any(|item| list_contains(strip_quotes(trim_spaces(item)), want))
+            for item in have.split(',') {
+                if list_contains(strip_quotes(trim_spaces(item), property)?, want, property)? {
+                    return Ok(true);
+                }
+            }
+            false
         }
-        "in" => list_contains(have, want),
+        "in" => list_contains(have, want, property)?,
         // An untyped "toad,cat,dog" equals cat: the value is looked for among the items.
-        "=" | "==" => list_contains(want, have) || have == want,
+        "=" | "==" => list_contains(want, have, property)? || have == want,
         _ => false,
+    })
+}
+
+/// Whether `item` (trimmed, unquoted) is one of the comma-separated `list`'s items (each
+/// trimmed, then unquoted, in order until one matches), anax `stringListContains`.
+fn list_contains(item: &str, list: &str, property: &Property) -> Result<bool, ConstraintError> {
+    let item = strip_quotes(trim_spaces(item), property)?;
+    for candidate in list.split(',') {
+        if strip_quotes(trim_spaces(candidate), property)? == item {
+            return Ok(true);
+        }
     }
+    Ok(false)
 }
 
-/// Whether `item` (unquoted, trimmed) is one of the comma-separated `list`'s items (each
-/// trimmed, then unquoted), anax `stringListContains`.
-fn list_contains(item: &str, list: &str) -> bool {
-    let item = strip_quotes(trim_spaces(item));
-    list.split(',')
-        .any(|candidate| strip_quotes(trim_spaces(candidate)) == item)
-}
-
-/// Surrounding double quotes off (anax `removeQuotes`; it panics on an empty text or a lone
-/// quote, which are kept here as they are).
-fn strip_quotes(text: &str) -> &str {
-    match text.len() >= 2 && text.starts_with('"') && text.ends_with('"') {
-        true => &text[1..text.len() - 1],
-        false => text,
+/// Surrounding double quotes off (anax `removeQuotes`). A lone `"` is where anax slices
+/// backwards and panics; here it is an error naming the property.
+fn strip_quotes<'a>(text: &'a str, property: &Property) -> Result<&'a str, ConstraintError> {
+    match text {
+        "\"" => Err(ConstraintError::LoneQuote {
+            name: property.name.clone(),
+            value: property.value.as_ref().map_or(String::new(), go_value),
+        }),
+        _ if text.len() >= 2 && text.starts_with('"') && text.ends_with('"') => {
+            Ok(&text[1..text.len() - 1])
+        }
+        _ => Ok(text),
     }
 }
 

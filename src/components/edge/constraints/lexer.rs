@@ -134,12 +134,14 @@ fn is_whitespace(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\t' | ' ')
 }
 
-/// ASCII letters and the Unicode blocks the shipped lexer adds: Latin-1 letters, currency
-/// symbols, Hiragana, Katakana, CJK ideographs, Hangul syllables, half- and full-width forms.
+/// ASCII letters and the Unicode blocks anax's lexer adds: the Latin-1 supplement (from
+/// U+00A0, so `£`, `µ` and the no-break space too), Hangul Jamo, currency symbols, Hiragana,
+/// Katakana, CJK ideographs, Hangul syllables, half- and full-width forms.
 fn is_alpha(c: char) -> bool {
     c.is_ascii_alphabetic()
         || matches!(c,
-            '\u{00C0}'..='\u{00FF}'
+            '\u{00A0}'..='\u{00FF}'
+            | '\u{1100}'..='\u{11FF}'
             | '\u{20A0}'..='\u{20CF}'
             | '\u{3040}'..='\u{309F}'
             | '\u{30A0}'..='\u{30FF}'

@@ -16,6 +16,7 @@
 //! policies' compatibility.
 
 pub mod eval;
+pub mod gofloat;
 pub mod lexer;
 
 use lexer::{Kind, LexError, first_token};
@@ -44,6 +45,12 @@ pub enum ConstraintError {
     /// Not anax's: see [`MAX_DEPTH`].
     #[error("The constraint expression nests parentheses deeper than {MAX_DEPTH} levels.")]
     TooDeep,
+    /// Not anax's: anax panics evaluating a term against such a value (`removeQuotes` slices
+    /// before the start of a lone `"`).
+    #[error(
+        "property {name:?} has the value {value:?}, which holds a lone double quote (\") that the constraints cannot be decided against (anax panics there): remove the quote or quote the whole value"
+    )]
+    LoneQuote { name: String, value: String },
 }
 
 /// What one step of the walk found wrong.
@@ -191,6 +198,18 @@ pub fn next_operator(expression: &str) -> Result<(Control, String), StepError> {
     Ok((control, expression.replacen(&token.text, "", 1)))
 }
 
+/// A refusal as anax's `ConstraintExpression.Validate` words it: its plugin registry asks each
+/// constraint language in turn and, when none owns the array (the text language disowns what
+/// it refuses), names the array as Go prints a `[]string` and adds each plugin's error after
+/// a space, ending with a newline.
+pub fn registry_message<S: AsRef<str>>(constraints: &[S], error: &ConstraintError) -> String {
+    let list: Vec<&str> = constraints.iter().map(AsRef::as_ref).collect();
+    format!(
+        "constraint language [{}] is not supported.  {error}\n",
+        list.join(" ")
+    )
+}
+
 /// Checks every constraint of an array (anax's `Validate`); the first refusal is returned.
 pub fn validate<S: AsRef<str>>(constraints: &[S]) -> Result<(), ConstraintError> {
     constraints
@@ -308,14 +327,7 @@ fn top(stack: &mut [Frame]) -> &mut Frame {
         .expect("the outermost frame is popped only to return")
 }
 
-/// Go's `strconv.ParseFloat(s, 64)` for the texts a constraint value can be: decimal numbers,
-/// `inf`/`infinity`/`nan` in any case, with a sign; out-of-range numbers are an error in Go.
-pub fn go_parse_float(text: &str) -> Option<f64> {
-    let number: f64 = text.parse().ok()?;
-    let unsigned = text.trim_start_matches(['+', '-']).to_ascii_lowercase();
-    let literal_infinity = unsigned == "inf" || unsigned == "infinity";
-    (!number.is_infinite() || literal_infinity).then_some(number)
-}
+pub use gofloat::go_parse_float;
 
 /// Go's `strconv.ParseBool`.
 pub fn go_parse_bool(text: &str) -> Option<bool> {

@@ -55,16 +55,16 @@ fn manifests_read_and_validated() {
             vec!["package.json: version must be a string such as \"2.31.0\", not a number"],
         ),
         (
-            r#"{"version": "1.02", "configVersion": "v1"}"#,
+            r#"{"version": "1.2.3.4", "configVersion": "v1"}"#,
             vec![
-                "package.json: version \"1.02\" is not a version: one to three decimal fields without leading zeros and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1",
-                "package.json: configVersion \"v1\" is not a version: one to three decimal fields without leading zeros and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1",
+                "package.json: version \"1.2.3.4\" is not a version: one to three decimal fields and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1",
+                "package.json: configVersion \"v1\" is not a version: one to three decimal fields and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1",
             ],
         ),
         (
             r#"{"version": "INFINITY"}"#,
             vec![
-                "package.json: version \"INFINITY\" is not a version: one to three decimal fields without leading zeros and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1",
+                "package.json: version \"INFINITY\" is not a version: one to three decimal fields and an optional -prerelease, e.g. 2.31.0 or 2.31.0-rc.1",
             ],
         ),
         (
