@@ -41,6 +41,7 @@ pub mod oci;
 pub mod operator;
 pub mod payload;
 pub mod plan;
+pub mod release;
 pub mod render;
 pub mod retry;
 pub mod suggest;

@@ -14,36 +14,7 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
-use support::registry::Registry;
-
-/// `cvo` with its own cache and a HOME without docker credentials.
-fn cvo(tmp: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("cvo").unwrap();
-    cmd.env_remove("CLUSTER_PROFILE")
-        .env_remove("RUST_LOG")
-        .env_remove("REGISTRY_AUTH_FILE")
-        .env_remove("DOCKER_CONFIG")
-        .env_remove("XDG_RUNTIME_DIR")
-        .env_remove("CVO_OCI_MAX_BYTES")
-        .env_remove("CVO_OCI_MAX_ENTRIES")
-        .env("HOME", tmp.join("home"))
-        .env("CVO_CACHE_DIR", tmp.join("cache"));
-    cmd
-}
-
-fn stdout(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn failure(cmd: &mut Command) -> String {
-    String::from_utf8(cmd.assert().code(1).get_output().stderr.clone()).unwrap()
-}
+use support::registry::{Registry, cvo, failure, stdout};
 
 /// The digest `payload push` reports ("... as sha256:...").
 fn pushed_digest(out: &str) -> String {

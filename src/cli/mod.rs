@@ -42,6 +42,9 @@ mod inclusion;
 mod input;
 mod payload_commands;
 mod payload_image;
+mod payload_info;
+mod payload_mirror;
+mod payload_new;
 mod plan;
 mod signatures;
 #[cfg(feature = "cluster")]

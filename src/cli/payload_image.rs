@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, anyhow, bail};
-use clap::{Subcommand, ValueEnum};
-use serde::Serialize;
+use clap::Subcommand;
 
 use super::{CliResult, ImageArgs, Settings};
 use crate::oci::{self, Platform};
-use crate::payload::{LoadOptions, Payload, PayloadSource, read_image, read_input};
+use crate::payload::PayloadSource;
 
 #[derive(Debug, clap::Args)]
 pub struct PayloadGroup {
@@ -25,8 +24,12 @@ pub enum PayloadCommand {
     Pull(PullArgs),
     /// Pack a payload directory as a release image into an OCI image layout or a registry.
     Push(PushArgs),
-    /// Show what a release payload is: version, digest, architectures, manifests, channels.
-    Info(InfoArgs),
+    /// Show what a release payload is (version, digest, architectures, manifests, channels, images), or what changed between two.
+    Info(super::payload_info::InfoArgs),
+    /// Build a release image (operator binary and payload layers) into an OCI image layout or a registry, as oc adm release new.
+    New(Box<super::payload_new::NewArgs>),
+    /// Copy a release and every image it references to another repository, digests kept, and print the ImageDigestMirrorSet.
+    Mirror(super::payload_mirror::MirrorArgs),
     /// Sign a release image digest into a signature store directory (atomic container signature).
     Sign(super::signatures::SignArgs),
     /// Verify a release image digest against keyrings and signature stores, as a cluster does.
@@ -44,6 +47,9 @@ pub struct PullArgs {
     /// The platform to choose in a multi-platform image (os/arch); default: the running one.
     #[arg(long, value_name = "OS/ARCH")]
     pub platform: Option<String>,
+    /// Also extract the operator binary, DIR/usr/bin/cvo (of a release `cvo payload new` built).
+    #[arg(long)]
+    pub binary: bool,
     #[command(flatten)]
     pub images: ImageArgs,
 }
@@ -65,28 +71,6 @@ pub struct PushArgs {
     pub images: ImageArgs,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct InfoArgs {
-    /// oci-layout:PATH[:TAG], a registry reference, a payload directory, or `bundled` (the
-    /// default).
-    #[arg(value_name = "SRC")]
-    pub source: Option<String>,
-    /// The platform to choose in a multi-platform image (os/arch); default: the running one.
-    #[arg(long, value_name = "OS/ARCH")]
-    pub platform: Option<String>,
-    /// text: one field per line; json: the same fields as an object.
-    #[arg(short = 'o', long, value_enum, default_value_t = InfoFormat::Text)]
-    pub output: InfoFormat,
-    #[command(flatten)]
-    pub images: ImageArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InfoFormat {
-    Text,
-    Json,
-}
-
 impl PayloadGroup {
     /// The release-image flags of the subcommand (none for signatures).
     pub fn images(&self) -> Option<&ImageArgs> {
@@ -94,6 +78,8 @@ impl PayloadGroup {
             PayloadCommand::Pull(a) => Some(&a.images),
             PayloadCommand::Push(a) => Some(&a.images),
             PayloadCommand::Info(a) => Some(&a.images),
+            PayloadCommand::New(a) => Some(&a.images),
+            PayloadCommand::Mirror(a) => Some(&a.images),
             PayloadCommand::Sign(_) | PayloadCommand::Verify(_) => None,
         }
     }
@@ -102,8 +88,8 @@ impl PayloadGroup {
     pub fn machine_output(&self) -> bool {
         matches!(
             &self.command,
-            PayloadCommand::Info(InfoArgs {
-                output: InfoFormat::Json,
+            PayloadCommand::Info(super::payload_info::InfoArgs {
+                output: super::payload_info::InfoFormat::Json,
                 ..
             }) | PayloadCommand::Verify(super::signatures::VerifyArgs {
                 output: super::signatures::VerifyFormat::Json,
@@ -117,14 +103,16 @@ pub fn payload(group: PayloadGroup, settings: &Settings) -> CliResult {
     match group.command {
         PayloadCommand::Pull(args) => pull(args, settings),
         PayloadCommand::Push(args) => push(args, settings),
-        PayloadCommand::Info(args) => info(args, settings),
+        PayloadCommand::Info(args) => super::payload_info::info(args, settings),
+        PayloadCommand::New(args) => super::payload_new::new(*args, settings),
+        PayloadCommand::Mirror(args) => super::payload_mirror::mirror(args, settings),
         PayloadCommand::Sign(args) => super::signatures::sign(args),
         PayloadCommand::Verify(args) => super::signatures::verify(args),
     }
 }
 
 /// The context's image options, for `platform` when one is given.
-fn options(settings: &Settings, platform: Option<&str>) -> anyhow::Result<oci::Options> {
+pub(super) fn options(settings: &Settings, platform: Option<&str>) -> anyhow::Result<oci::Options> {
     let mut options = settings.images.clone();
     if let Some(platform) = platform {
         options.platform = Platform::parse(platform).map_err(|e| anyhow!(e))?;
@@ -133,7 +121,7 @@ fn options(settings: &Settings, platform: Option<&str>) -> anyhow::Result<oci::O
 }
 
 /// An image source: a layout or a registry reference.
-fn image_source(text: &str) -> anyhow::Result<PayloadSource> {
+pub(super) fn image_source(text: &str) -> anyhow::Result<PayloadSource> {
     match PayloadSource::from_arg(Some(text)) {
         source @ (PayloadSource::OciLayout { .. } | PayloadSource::Registry(_)) => Ok(source),
         _ => bail!(
@@ -143,7 +131,10 @@ fn image_source(text: &str) -> anyhow::Result<PayloadSource> {
 }
 
 /// Loads a layout or registry image into the cache.
-fn load_image(source: &PayloadSource, options: &oci::Options) -> anyhow::Result<oci::Loaded> {
+pub(super) fn load_image(
+    source: &PayloadSource,
+    options: &oci::Options,
+) -> anyhow::Result<oci::Loaded> {
     match source {
         PayloadSource::OciLayout { path, tag } => oci::load(path, tag.as_deref(), options),
         PayloadSource::Registry(reference) => oci::registry::load(reference, options),
@@ -176,6 +167,9 @@ fn pull(args: PullArgs, settings: &Settings) -> CliResult {
         loaded.image.platform,
         args.to.display()
     );
+    if args.binary {
+        extract_binary(&source, &options, &args.to)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -254,114 +248,33 @@ fn push(args: PushArgs, settings: &Settings) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Info {
-    source: String,
-    version: Option<String>,
-    /// The image manifest digest (`None` for a directory or the bundled payload).
-    digest: Option<String>,
-    /// The platform the image was chosen for.
-    platform: Option<String>,
-    /// Every platform the image offers.
-    architectures: Vec<String>,
-    manifests: usize,
-    channels: Vec<String>,
-    url: Option<String>,
-    previous: Vec<String>,
-}
-
-fn info(args: InfoArgs, settings: &Settings) -> CliResult {
-    let source = PayloadSource::from_arg(args.source.as_deref());
-    let options = options(settings, args.platform.as_deref())?;
-    let (input, image) = match &source {
-        PayloadSource::OciLayout { .. } | PayloadSource::Registry(_) => {
-            let loaded = load_image(&source, &options)?;
-            let input = read_image(&source, &loaded).map_err(anyhow::Error::from)?;
-            (input, Some(loaded.image))
-        }
-        other => (
-            read_input(other, &options).map_err(anyhow::Error::from)?,
-            None,
-        ),
-    };
-    let payload = Payload::from_input(input, &LoadOptions::default())?;
-    let release = payload.release.as_ref();
-    let info = Info {
-        source: source.to_string(),
-        version: release
-            .map(|r| r.version.clone())
-            .or_else(|| image.as_ref().and_then(|i| i.version().map(str::to_string))),
-        digest: image.as_ref().map(|i| i.manifest_desc.digest.clone()),
-        platform: image.as_ref().map(|i| i.platform.to_string()),
-        architectures: match &image {
-            Some(image) => image
-                .platforms
-                .iter()
-                .map(|p| p.architecture.clone())
-                .collect(),
-            None => release
-                .and_then(|r| r.architecture.clone())
-                .into_iter()
-                .collect(),
+/// Extracts `usr/bin/cvo` of the image into `to`: the whole image is copied into a scratch
+/// layout (layers are not kept in the payload cache) and its layers applied, keeping `usr/`.
+fn extract_binary(source: &PayloadSource, options: &oci::Options, to: &Path) -> anyhow::Result<()> {
+    use crate::oci::copy::{self, ImageSource};
+    let scratch = super::payload_new::TempDir::new("cvo-payload-pull")?;
+    let layout_path = scratch.path().join("layout");
+    crate::oci::build::create_layout(&layout_path)?;
+    let from = match source {
+        PayloadSource::Registry(reference) => ImageSource::Registry(reference.clone()),
+        PayloadSource::OciLayout { path, tag } => ImageSource::Layout {
+            path: path.clone(),
+            tag: tag.clone(),
         },
-        manifests: payload.manifests.len(),
-        channels: release.map(|r| r.channels.clone()).unwrap_or_default(),
-        url: release.and_then(|r| r.url.clone()),
-        previous: release.map(|r| r.previous.clone()).unwrap_or_default(),
+        other => bail!("{other}: not a release image"),
     };
-    match args.output {
-        InfoFormat::Json => outln!(
-            "{}",
-            serde_json::to_string_pretty(&info).map_err(anyhow::Error::from)?
-        ),
-        InfoFormat::Text => {
-            let none = || "-".to_string();
-            outln!(
-                "Name:          {}",
-                info.version.clone().unwrap_or_else(none)
-            );
-            outln!("Source:        {}", info.source);
-            outln!(
-                "Digest:        {}",
-                info.digest.clone().unwrap_or_else(none)
-            );
-            if let Some(platform) = &info.platform {
-                outln!("OS/Arch:       {platform}");
-            }
-            outln!(
-                "Architectures: {}",
-                if info.architectures.is_empty() {
-                    none()
-                } else {
-                    info.architectures.join(", ")
-                }
-            );
-            outln!("Manifests:     {}", info.manifests);
-            outln!("");
-            outln!("Release Metadata:");
-            outln!("  Version:  {}", info.version.clone().unwrap_or_else(none));
-            outln!(
-                "  Upgrades: {}",
-                if info.previous.is_empty() {
-                    "<none>".to_string()
-                } else {
-                    info.previous.join(", ")
-                }
-            );
-            if let Some(url) = &info.url {
-                outln!("  Metadata:");
-                outln!("    url: {url}");
-            }
-            outln!(
-                "  Channels: {}",
-                if info.channels.is_empty() {
-                    "<none>".to_string()
-                } else {
-                    info.channels.join(", ")
-                }
-            );
-        }
+    let top = copy::fetch(&from, &layout_path, options)?;
+    crate::oci::build::tag(&layout_path, &top, "latest")?;
+    let layout = oci::OciLayout::open(&layout_path)?;
+    let image = oci::layout::resolve(&layout, Some("latest"), &options.platform)?;
+    oci::cache::extract_under(&layout, &image, to, &options.limits, &["usr"])?;
+    let binary = to.join(crate::oci::build::BINARY_PATH);
+    if !binary.is_file() {
+        bail!(
+            "{source}: the image has no /{}: it was not built by cvo payload new",
+            crate::oci::build::BINARY_PATH
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    outln!("extracted the operator binary into {}", binary.display());
+    Ok(())
 }

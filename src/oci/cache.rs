@@ -111,6 +111,25 @@ fn extract_image(
     into: &Path,
     limits: &Limits,
 ) -> Result<(), OciError> {
+    extract_under(layout, image, into, limits, &extract::PAYLOAD_DIRS)?;
+    if !into.join("release-manifests").is_dir() {
+        return Err(OciError::Invalid(format!(
+            "image {}: no /release-manifests/ directory: not a release image",
+            image.manifest_desc.digest
+        )));
+    }
+    Ok(())
+}
+
+/// Applies the image's layers to `into`, keeping what is under the top-level directories
+/// `dirs` (with the extraction's safety rules).
+pub fn extract_under(
+    layout: &OciLayout,
+    image: &ResolvedImage,
+    into: &Path,
+    limits: &Limits,
+    dirs: &[&str],
+) -> Result<(), OciError> {
     let mut budget = Budget::default();
     for desc in &image.manifest.layers {
         let compression =
@@ -124,22 +143,17 @@ fn extract_image(
         let file = std::io::BufReader::new(file);
         match compression {
             Compression::None => {
-                extract::apply_layer(file, &desc.digest, into, limits, &mut budget)?
+                extract::apply_layer_under(file, &desc.digest, into, limits, &mut budget, dirs)?
             }
-            Compression::Gzip => extract::apply_layer(
+            Compression::Gzip => extract::apply_layer_under(
                 GzDecoder::new(file),
                 &desc.digest,
                 into,
                 limits,
                 &mut budget,
+                dirs,
             )?,
         }
-    }
-    if !into.join("release-manifests").is_dir() {
-        return Err(OciError::Invalid(format!(
-            "image {}: no /release-manifests/ directory: not a release image",
-            image.manifest_desc.digest
-        )));
     }
     Ok(())
 }

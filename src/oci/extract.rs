@@ -116,10 +116,10 @@ pub fn resolve_link(entry: &[String], target: &str) -> Result<Vec<String>, Strin
     Ok(resolved)
 }
 
-fn is_payload_path(parts: &[String]) -> bool {
+fn is_payload_path(parts: &[String], dirs: &[&str]) -> bool {
     parts
         .first()
-        .is_some_and(|first| PAYLOAD_DIRS.contains(&first.as_str()))
+        .is_some_and(|first| dirs.contains(&first.as_str()))
 }
 
 /// Counts uncompressed bytes and stops the stream past the limit.
@@ -148,6 +148,19 @@ pub fn apply_layer<R: Read>(
     root: &Path,
     limits: &Limits,
     budget: &mut Budget,
+) -> Result<(), OciError> {
+    apply_layer_under(reader, layer, root, limits, budget, &PAYLOAD_DIRS)
+}
+
+/// [`apply_layer`] for the entries under the top-level directories `dirs` (the payload's, or
+/// `usr` for the operator binary); executable files stay executable.
+pub fn apply_layer_under<R: Read>(
+    reader: R,
+    layer: &str,
+    root: &Path,
+    limits: &Limits,
+    budget: &mut Budget,
+    dirs: &[&str],
 ) -> Result<(), OciError> {
     let exceeded = Rc::new(Cell::new(false));
     let counted = Counted {
@@ -201,10 +214,10 @@ pub fn apply_layer<R: Read>(
             continue;
         };
         if name == OPAQUE || name.starts_with(WHITEOUT) {
-            apply_whiteout(root, &parts, &name, &written).map_err(&refuse)?;
+            apply_whiteout(root, &parts, &name, &written, dirs).map_err(&refuse)?;
             continue;
         }
-        if !is_payload_path(&parts) {
+        if !is_payload_path(&parts, dirs) {
             continue;
         }
         let kind = entry.header().entry_type();
@@ -224,6 +237,11 @@ pub fn apply_layer<R: Read>(
                         refuse(e.to_string())
                     }
                 })?;
+                if entry.header().mode().is_ok_and(|m| m & 0o111 != 0) {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    fs::set_permissions(&target, fs::Permissions::from_mode(0o755))
+                        .map_err(|e| refuse(e.to_string()))?;
+                }
             }
             tar::EntryType::Symlink => {
                 let link = entry
@@ -240,7 +258,7 @@ pub fn apply_layer<R: Read>(
                     .unwrap_or_default();
                 let source = normalize(&link)
                     .map_err(|e| refuse(format!("hardlink target {link:?}: {e}")))?;
-                if !is_payload_path(&source) {
+                if !is_payload_path(&source, dirs) {
                     return Err(refuse(format!(
                         "hardlink to {link:?} outside the payload directories"
                     )));
@@ -338,13 +356,14 @@ fn apply_whiteout(
     parts: &[String],
     name: &str,
     written: &BTreeSet<String>,
+    allowed: &[&str],
 ) -> Result<(), String> {
     let parent = &parts[..parts.len() - 1];
     if name == OPAQUE {
         // Hide everything lower layers put in the directory.
         let dirs: Vec<Vec<String>> = if parent.is_empty() {
-            PAYLOAD_DIRS.iter().map(|d| vec![d.to_string()]).collect()
-        } else if is_payload_path(parent) {
+            allowed.iter().map(|d| vec![d.to_string()]).collect()
+        } else if is_payload_path(parent, allowed) {
             vec![parent.to_vec()]
         } else {
             return Ok(());
@@ -382,7 +401,7 @@ fn apply_whiteout(
     }
     let mut target = parent.to_vec();
     target.push(hidden.to_string());
-    if !is_payload_path(&target) {
+    if !is_payload_path(&target, allowed) {
         return Ok(());
     }
     check_parents(root, &target)?;

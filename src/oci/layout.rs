@@ -145,6 +145,8 @@ pub struct ResolvedImage {
     /// Every platform the chosen reference offers (one for a single-platform image).
     pub platforms: Vec<Platform>,
     pub platform: Platform,
+    /// The digest of the image index the manifest was chosen from, when there is one.
+    pub list_digest: Option<String>,
 }
 
 impl ResolvedImage {
@@ -265,6 +267,7 @@ pub fn resolve(
     let mut desc = select_entry(&layout.index.manifests, tag, platform)
         .map_err(invalid)?
         .clone();
+    let list_digest = desc.is_index().then(|| desc.digest.clone());
     let mut platforms: Vec<Platform> = desc.platform.iter().cloned().collect();
     if tag.is_none() && layout.index.manifests.len() > 1 && desc.platform.is_some() {
         platforms = layout
@@ -314,6 +317,7 @@ pub fn resolve(
         config,
         platforms,
         platform: chosen,
+        list_digest,
     })
 }
 

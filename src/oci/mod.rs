@@ -9,8 +9,14 @@
 //! * [`write`](mod@write): packing a payload directory into a layout (`cvo payload push`).
 //! * [`registry`]: pulling release images from and pushing them to registries (oci-client),
 //!   through the same verification, extraction and cache.
+//! * [`build`]: building release images (`cvo payload new`): the operator image and the
+//!   release layer, reproducibly.
+//! * [`copy`]: whole images copied into a layout, from a registry or another layout, digests
+//!   kept (`cvo payload mirror`).
 
+pub mod build;
 pub mod cache;
+pub mod copy;
 pub mod extract;
 pub mod layout;
 pub mod progress;
@@ -241,6 +247,18 @@ impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "sha256:{}", self.hex)
     }
+}
+
+/// The media type of a manifest or index from its bytes: its `mediaType`, else an index when
+/// it lists `manifests`, else an OCI image manifest.
+pub fn media_type_of(bytes: &[u8]) -> Result<String, OciError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| OciError::Invalid(format!("invalid manifest: {e}")))?;
+    Ok(match value.get("mediaType").and_then(|m| m.as_str()) {
+        Some(m) => m.to_string(),
+        None if value.get("manifests").is_some() => MEDIA_OCI_INDEX.to_string(),
+        None => MEDIA_OCI_MANIFEST.to_string(),
+    })
 }
 
 /// Why a layout cannot be read, extracted or written.

@@ -392,16 +392,6 @@ fn temp_path(path: &Path) -> PathBuf {
     ))
 }
 
-fn media_type_of(bytes: &[u8]) -> Result<String, OciError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| OciError::Invalid(format!("invalid manifest: {e}")))?;
-    Ok(match value.get("mediaType").and_then(|m| m.as_str()) {
-        Some(m) => m.to_string(),
-        None if value.get("manifests").is_some() => MEDIA_OCI_INDEX.to_string(),
-        None => MEDIA_OCI_MANIFEST.to_string(),
-    })
-}
-
 struct Puller<'a> {
     client: Client,
     auth: RegistryAuth,
@@ -540,6 +530,32 @@ impl Puller<'_> {
             .map_err(OciError::io(format!("write {}", temp.display())))
     }
 
+    /// Fetches everything `desc` refers to: an index's every manifest, a manifest's config
+    /// and layers.
+    async fn fetch_all(&self, desc: &Descriptor, depth: usize) -> Result<(), OciError> {
+        if depth > 4 {
+            return Err(OciError::Invalid("image indexes nested too deep".into()));
+        }
+        let bytes = self.manifest(desc).await?;
+        if desc.is_index() {
+            let index: Index = serde_json::from_slice(&bytes)
+                .map_err(|e| OciError::Invalid(format!("image index {}: {e}", desc.digest)))?;
+            for child in &index.manifests {
+                Box::pin(self.fetch_all(child, depth + 1)).await?;
+            }
+            return Ok(());
+        }
+        let manifest: ImageManifest = serde_json::from_slice(&bytes)
+            .map_err(|e| OciError::Invalid(format!("manifest {}: {e}", desc.digest)))?;
+        self.blob(&manifest.config, &Download::none()).await?;
+        let total = manifest.layers.iter().map(|l| l.size).sum();
+        let progress = Download::new(self.progress, total, manifest.layers.len());
+        for layer in &manifest.layers {
+            self.blob(layer, &progress).await?;
+        }
+        Ok(())
+    }
+
     /// Fetches what loading the chosen image needs (index, manifest, config; layers unless
     /// the payload is already extracted).
     async fn fetch(&self, top: &Descriptor) -> Result<(), OciError> {
@@ -661,27 +677,10 @@ pub async fn pull(reference_text: &str, options: &Options) -> Result<super::Load
         .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
         .await
         .map_err(net_err(&reference, "pull", &auth))?;
-    if bytes.len() > MAX_JSON {
-        return Err(OciError::Invalid(format!(
-            "{reference}: manifest larger than {MAX_JSON} bytes"
-        )));
-    }
-    let digest = Digest::of(&bytes);
-    if let Some(expected) = reference.digest()
-        && Digest::parse(expected)? != digest
-    {
-        return Err(OciError::Blob {
-            digest: expected.to_string(),
-            reason: format!("digest mismatch: the registry sent content hashing to {digest}"),
-        });
-    }
-    let top = Descriptor {
-        media_type: media_type_of(&bytes)?,
-        digest: digest.to_string(),
-        size: bytes.len() as u64,
-        platform: None,
-        annotations: [(REF_NAME.to_string(), "latest".to_string())].into(),
-    };
+    let mut top = top_descriptor(&reference, &bytes)?;
+    top.annotations
+        .insert(REF_NAME.to_string(), "latest".to_string());
+    let digest = Digest::parse(&top.digest)?;
     let dir = layout_dir(options, &digest);
     write_layout(&dir, &top)?;
     write_atomic(&dir.join("blobs/sha256").join(digest.hex()), &bytes)?;
@@ -740,47 +739,200 @@ pub fn push(
     let result = (|| {
         let layout_path = temp.join("layout");
         let pushed = super::push(payload_dir, &layout_path, &tag, platforms)?;
-        let layout = super::OciLayout::open(&layout_path)?;
-        let client = client_for(reference.registry(), settings)?;
-        let auth = auth_for(reference.registry(), settings)?;
-        block_on(async {
-            client
-                .auth(&reference, &auth, oci_client::RegistryOperation::Push)
-                .await
-                .map_err(net_err(&reference, "push to", &auth))?;
-            let top = &pushed.descriptor;
-            let manifests: Vec<Descriptor> = if top.is_index() {
-                let index: Index = layout.read_json(top, "image index")?;
-                index.manifests
-            } else {
-                vec![top.clone()]
-            };
-            for desc in &manifests {
-                let manifest: ImageManifest = layout.read_json(desc, "image manifest")?;
-                for blob in manifest.layers.iter().chain([&manifest.config]) {
-                    push_blob(&client, &reference, &layout, blob, &auth).await?;
-                }
-                if top.is_index() {
-                    push_manifest(
-                        &client,
-                        &layout,
-                        &reference.clone_with_digest(desc.digest.clone()),
-                        desc,
-                        &auth,
-                    )
-                    .await?;
-                }
-            }
-            push_manifest(&client, &layout, &reference, top, &auth).await?;
-            Ok(RegistryPush {
-                reference: reference.to_string(),
-                digest: top.digest.clone(),
-                version: pushed.version,
-            })
+        let pushed_to = push_image(&layout_path, &pushed.descriptor, &with_tag, settings)?;
+        Ok(RegistryPush {
+            reference: pushed_to,
+            digest: pushed.descriptor.digest.clone(),
+            version: pushed.version,
         })
     })();
     let _ = fs::remove_dir_all(&temp);
     result
+}
+
+/// Uploads the image `top` of the layout (an image index with every manifest it lists, or one
+/// manifest; their configs and layers) to `reference_text`, by its tag or digest. Blobs and
+/// manifests keep their bytes, so their digests. Returns the reference pushed to.
+pub fn push_image(
+    layout_path: &Path,
+    top: &Descriptor,
+    reference_text: &str,
+    settings: &RegistrySettings,
+) -> Result<String, OciError> {
+    let reference = parse_reference(reference_text)?;
+    let layout = super::OciLayout::open(layout_path)?;
+    let client = client_for(reference.registry(), settings)?;
+    let auth = auth_for(reference.registry(), settings)?;
+    block_on(async {
+        client
+            .auth(&reference, &auth, oci_client::RegistryOperation::Push)
+            .await
+            .map_err(net_err(&reference, "push to", &auth))?;
+        push_tree(&client, &reference, &layout, top, &auth, 0).await?;
+        push_manifest(&client, &layout, &reference, top, &auth).await?;
+        Ok(reference.to_string())
+    })
+}
+
+/// Uploads what `desc` refers to (an index's manifests, by digest; a manifest's blobs), not
+/// `desc` itself.
+async fn push_tree(
+    client: &Client,
+    reference: &Reference,
+    layout: &super::OciLayout,
+    desc: &Descriptor,
+    auth: &RegistryAuth,
+    depth: usize,
+) -> Result<(), OciError> {
+    if depth > 4 {
+        return Err(OciError::Invalid("image indexes nested too deep".into()));
+    }
+    if desc.is_index() {
+        let index: Index = layout.read_json(desc, "image index")?;
+        for child in &index.manifests {
+            Box::pin(push_tree(client, reference, layout, child, auth, depth + 1)).await?;
+            let by_digest = reference.clone_with_digest(child.digest.clone());
+            push_manifest(client, layout, &by_digest, child, auth).await?;
+        }
+        return Ok(());
+    }
+    let manifest: ImageManifest = layout.read_json(desc, "image manifest")?;
+    for blob in manifest.layers.iter().chain([&manifest.config]) {
+        push_blob(client, reference, layout, blob, auth).await?;
+    }
+    Ok(())
+}
+
+/// The descriptor (media type, digest, size) of the manifest or index `reference_text` names:
+/// a tag's current digest, or a digest checked to exist.
+pub fn resolve(reference_text: &str, settings: &RegistrySettings) -> Result<Descriptor, OciError> {
+    let reference = parse_reference(reference_text)?;
+    let client = client_for(reference.registry(), settings)?;
+    let auth = auth_for(reference.registry(), settings)?;
+    block_on(async {
+        let (bytes, _) = client
+            .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
+            .await
+            .map_err(net_err(&reference, "look up", &auth))?;
+        top_descriptor(&reference, &bytes)
+    })
+}
+
+/// The descriptor of the manifest bytes a registry sent for `reference`, checked against the
+/// reference's digest when it has one.
+fn top_descriptor(reference: &Reference, bytes: &[u8]) -> Result<Descriptor, OciError> {
+    if bytes.len() > MAX_JSON {
+        return Err(OciError::Invalid(format!(
+            "{reference}: manifest larger than {MAX_JSON} bytes"
+        )));
+    }
+    let digest = Digest::of(bytes);
+    if let Some(expected) = reference.digest()
+        && Digest::parse(expected)? != digest
+    {
+        return Err(OciError::Blob {
+            digest: expected.to_string(),
+            reason: format!("digest mismatch: the registry sent content hashing to {digest}"),
+        });
+    }
+    Ok(Descriptor {
+        media_type: super::media_type_of(bytes)?,
+        digest: digest.to_string(),
+        size: bytes.len() as u64,
+        platform: None,
+        annotations: Default::default(),
+    })
+}
+
+/// The layers of the image `reference_text` names (for an index, of its `options.platform`
+/// manifest) and its config's `created`: what `cvo payload info --size` shows.
+pub fn image_layers(
+    reference_text: &str,
+    options: &Options,
+) -> Result<(Vec<Descriptor>, Option<String>), OciError> {
+    let reference = parse_reference(reference_text)?;
+    let settings = &options.registry;
+    let client = client_for(reference.registry(), settings)?;
+    let auth = auth_for(reference.registry(), settings)?;
+    block_on(async {
+        let mut target = reference.clone();
+        let mut bytes = Vec::new();
+        for depth in 0..=4 {
+            let (raw, _) = client
+                .pull_manifest_raw(&target, &auth, MANIFEST_TYPES)
+                .await
+                .map_err(net_err(&target, "pull", &auth))?;
+            let desc = top_descriptor(&target, &raw)?;
+            if !desc.is_index() {
+                bytes = raw.to_vec();
+                break;
+            }
+            if depth == 4 {
+                return Err(OciError::Invalid("image indexes nested too deep".into()));
+            }
+            let index: Index = serde_json::from_slice(&raw)
+                .map_err(|e| OciError::Invalid(format!("image index {}: {e}", desc.digest)))?;
+            let chosen = super::layout::select_platform(index.manifests.iter(), &options.platform)
+                .map_err(|e| OciError::Invalid(format!("image index {}: {e}", desc.digest)))?;
+            target = reference.clone_with_digest(chosen.digest.clone());
+        }
+        let manifest: ImageManifest = serde_json::from_slice(&bytes)
+            .map_err(|e| OciError::Invalid(format!("manifest of {target}: {e}")))?;
+        if manifest.config.size > MAX_JSON as u64 {
+            return Err(OciError::Invalid(format!(
+                "{target}: config larger than {MAX_JSON} bytes"
+            )));
+        }
+        let mut config = Vec::new();
+        client
+            .pull_blob(&target, manifest.config.digest.as_str(), &mut config)
+            .await
+            .map_err(net_err(&target, "pull config of", &auth))?;
+        check(&manifest.config, &config)?;
+        let created = serde_json::from_slice::<serde_json::Value>(&config)
+            .ok()
+            .and_then(|c| c.get("created")?.as_str().map(str::to_string));
+        Ok((manifest.layers, created))
+    })
+}
+
+/// Copies the whole image `reference_text` names (an index with every platform's manifest,
+/// or one manifest; configs and layers, each checked against its digest) into the blobs of the
+/// layout at `into`; returns its top descriptor.
+pub fn fetch_image(
+    reference_text: &str,
+    into: &Path,
+    options: &Options,
+) -> Result<Descriptor, OciError> {
+    let reference = parse_reference(reference_text)?;
+    let settings = &options.registry;
+    let client = client_for(reference.registry(), settings)?;
+    let auth = auth_for(reference.registry(), settings)?;
+    fs::create_dir_all(into.join("blobs/sha256"))
+        .map_err(OciError::io(format!("create {}", into.display())))?;
+    block_on(async {
+        let (bytes, _) = client
+            .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
+            .await
+            .map_err(net_err(&reference, "pull", &auth))?;
+        let top = top_descriptor(&reference, &bytes)?;
+        write_atomic(
+            &into
+                .join("blobs/sha256")
+                .join(Digest::parse(&top.digest)?.hex()),
+            &bytes,
+        )?;
+        let puller = Puller {
+            client,
+            auth,
+            reference: reference.clone(),
+            layout: into.to_path_buf(),
+            options,
+            progress: settings.progress,
+        };
+        puller.fetch_all(&top, 0).await?;
+        Ok(top)
+    })
 }
 
 /// Uploads one blob of the layout unless the registry already has it, streamed from disk in

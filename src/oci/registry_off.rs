@@ -40,3 +40,38 @@ pub fn push(
 ) -> Result<RegistryPush, OciError> {
     Err(disabled())
 }
+
+/// Fails: no registry client in this build.
+pub fn push_image(
+    _layout_path: &Path,
+    _top: &super::Descriptor,
+    _reference_text: &str,
+    _settings: &RegistrySettings,
+) -> Result<String, OciError> {
+    Err(disabled())
+}
+
+/// Fails: no registry client in this build.
+pub fn resolve(
+    _reference_text: &str,
+    _settings: &RegistrySettings,
+) -> Result<super::Descriptor, OciError> {
+    Err(disabled())
+}
+
+/// Fails: no registry client in this build.
+pub fn fetch_image(
+    _reference_text: &str,
+    _into: &Path,
+    _options: &Options,
+) -> Result<super::Descriptor, OciError> {
+    Err(disabled())
+}
+
+/// Fails: no registry client in this build.
+pub fn image_layers(
+    _reference_text: &str,
+    _options: &Options,
+) -> Result<(Vec<super::Descriptor>, Option<String>), OciError> {
+    Err(disabled())
+}

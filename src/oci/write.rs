@@ -96,10 +96,22 @@ pub fn push(
         write_blob(layout_path, MEDIA_OCI_INDEX, &to_json(&index)?)?
     };
     top.annotations
-        .insert(REF_NAME.to_string(), tag.to_string());
-    top.annotations
         .insert(RELEASE_LABEL.to_string(), version.clone());
 
+    set_tag(layout_path, &top, tag)?;
+    Ok(PushResult {
+        descriptor: top,
+        version,
+        layer,
+    })
+}
+
+/// Makes `top` the layout's entry tagged `tag` (replacing one with that tag), creating the
+/// layout's `oci-layout` and `index.json` when missing.
+pub(super) fn set_tag(layout_path: &Path, top: &Descriptor, tag: &str) -> Result<(), OciError> {
+    let mut top = top.clone();
+    top.annotations
+        .insert(REF_NAME.to_string(), tag.to_string());
     let index_path = layout_path.join("index.json");
     let mut index = match fs::read(&index_path) {
         Ok(bytes) => serde_json::from_slice::<Index>(&bytes).map_err(|e| {
@@ -121,19 +133,18 @@ pub fn push(
         &layout_path.join("oci-layout"),
         br#"{"imageLayoutVersion":"1.0.0"}"#,
     )?;
-    write_atomic(&index_path, &to_json(&index)?)?;
-    Ok(PushResult {
-        descriptor: top,
-        version,
-        layer,
-    })
+    write_atomic(&index_path, &to_json(&index)?)
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, OciError> {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, OciError> {
     serde_json::to_vec(value).map_err(|e| OciError::Invalid(format!("encode JSON: {e}")))
 }
 
-fn write_blob(layout: &Path, media_type: &str, bytes: &[u8]) -> Result<Descriptor, OciError> {
+pub(super) fn write_blob(
+    layout: &Path,
+    media_type: &str,
+    bytes: &[u8],
+) -> Result<Descriptor, OciError> {
     let digest = Digest::of(bytes);
     let path = layout.join("blobs/sha256").join(digest.hex());
     if !path.is_file() {
@@ -148,16 +159,29 @@ fn write_blob(layout: &Path, media_type: &str, bytes: &[u8]) -> Result<Descripto
     })
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OciError> {
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OciError> {
     let temp = path.with_extension(format!("tmp-{}", std::process::id()));
     fs::write(&temp, bytes).map_err(OciError::io(format!("write {}", temp.display())))?;
     fs::rename(&temp, path).map_err(OciError::io(format!("write {}", path.display())))
 }
 
-/// Writes the layer blob (the tar of the payload directories, sorted, with zero times and
-/// owners, gzip-compressed) straight to the layout while hashing both forms, so memory does not
-/// grow with the payload. Returns its descriptor and the uncompressed digest (the diff id).
-fn write_layer(root: &Path, layout: &Path) -> Result<(Descriptor, Digest), OciError> {
+/// Writes the payload layer (the tar of the payload directories, sorted, with zero times and
+/// owners, gzip-compressed). Returns its descriptor and the uncompressed digest (the diff id).
+pub(super) fn write_layer(root: &Path, layout: &Path) -> Result<(Descriptor, Digest), OciError> {
+    write_layer_with(layout, |builder| append_payload(builder, root))
+}
+
+/// The tar builder a layer is written through: tar, hashed (the diff id), gzip, hashed (the
+/// digest), file.
+pub(super) type LayerBuilder =
+    tar::Builder<HashingWriter<GzEncoder<HashingWriter<std::io::BufWriter<fs::File>>>>>;
+
+/// Writes a layer blob whose entries `fill` adds, straight to the layout while hashing both
+/// forms, so memory does not grow with the layer. Returns its descriptor and diff id.
+pub(super) fn write_layer_with(
+    layout: &Path,
+    fill: impl FnOnce(&mut LayerBuilder) -> Result<(), OciError>,
+) -> Result<(Descriptor, Digest), OciError> {
     let temp = layout
         .join("blobs/sha256")
         .join(format!("layer.tmp-{}", std::process::id()));
@@ -167,7 +191,8 @@ fn write_layer(root: &Path, layout: &Path) -> Result<(Descriptor, Digest), OciEr
         let compressed = HashingWriter::new(std::io::BufWriter::new(file));
         let gz = GzEncoder::new(compressed, flate2::Compression::default());
         let mut builder = tar::Builder::new(HashingWriter::new(gz));
-        append_payload(&mut builder, root)?;
+        builder.follow_symlinks(false);
+        fill(&mut builder)?;
         let tar = builder
             .into_inner()
             .map_err(OciError::io("build the layer"))?;
@@ -202,7 +227,7 @@ fn write_layer(root: &Path, layout: &Path) -> Result<(Descriptor, Digest), OciEr
 
 /// A writer that hashes (sha256) and counts what passes through it. Written by hand: a few
 /// lines, where a crate would add a dependency for one adaptor.
-struct HashingWriter<W> {
+pub(super) struct HashingWriter<W> {
     inner: W,
     hasher: sha2::Sha256,
     size: u64,
@@ -302,7 +327,7 @@ fn append_tree<W: std::io::Write>(
     Ok(())
 }
 
-fn new_header(kind: tar::EntryType, size: u64, mode: u32) -> tar::Header {
+pub(super) fn new_header(kind: tar::EntryType, size: u64, mode: u32) -> tar::Header {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(kind);
     header.set_size(size);

@@ -170,6 +170,23 @@ pub fn parse_image_references(
     bytes: &[u8],
     version: Option<&str>,
 ) -> Result<BTreeMap<String, String>, String> {
+    let value = image_references_value(bytes)?;
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Some(version) = version
+        && name != version
+    {
+        return Err(format!(
+            "version from image-references ({name}) differs from release-metadata ({version})"
+        ));
+    }
+    Ok(images(&value))
+}
+
+/// image-references (JSON or YAML) as a JSON value, checked to be a v1 ImageStream.
+pub fn image_references_value(bytes: &[u8]) -> Result<Value, String> {
     let text =
         std::str::from_utf8(bytes).map_err(|e| format!("unmarshal image-references: {e}"))?;
     let value = if crate::yaml::is_json_stream(text) {
@@ -193,18 +210,7 @@ pub fn parse_image_references(
             "image-references is a {found}, not a v1 ImageStream"
         ));
     }
-    let name = value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if let Some(version) = version
-        && name != version
-    {
-        return Err(format!(
-            "version from image-references ({name}) differs from release-metadata ({version})"
-        ));
-    }
-    Ok(images(&value))
+    Ok(value)
 }
 
 fn images(stream: &Value) -> BTreeMap<String, String> {

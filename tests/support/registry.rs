@@ -6,6 +6,39 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// `cvo` with its own cache under `tmp`, a HOME without docker credentials, and none of the
+/// environment that changes how it reads, builds or limits images.
+pub fn cvo(tmp: &Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("cvo").unwrap();
+    cmd.env_remove("CLUSTER_PROFILE")
+        .env_remove("RUST_LOG")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("CVO_OCI_MAX_BYTES")
+        .env_remove("CVO_OCI_MAX_ENTRIES")
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env("HOME", tmp.join("home"))
+        .env("CVO_CACHE_DIR", tmp.join("cache"));
+    cmd
+}
+
+/// Runs the command, asserts it succeeds and returns its standard output.
+pub fn stdout(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs the command, asserts it exits 1 and returns its standard error.
+pub fn failure(cmd: &mut assert_cmd::Command) -> String {
+    String::from_utf8(cmd.assert().code(1).get_output().stderr.clone()).unwrap()
+}
+
 const HACK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/hack/registry");
 
 /// A running registry.
