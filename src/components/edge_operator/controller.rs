@@ -31,7 +31,8 @@ use super::{COMPONENT, OPERATOR};
 use crate::cluster::ClusterOperator;
 use crate::components::edge::agent_install::{CONFIG_MAP, CRON_JOB, DEPLOYMENT, SECRET};
 use crate::host::cluster_operator::write_cluster_operator;
-use crate::host::controller::{Component, ComponentError, HostHandle};
+use crate::host::controller::{Component, ComponentError, HostHandle, watch_error_logger};
+use crate::retry::RetryNotice;
 
 /// The namespaced kinds this shell reads, watches and writes.
 trait Namespaced:
@@ -139,6 +140,14 @@ async fn run(
     }));
     let operators: Api<ClusterOperator> = Api::all(client.clone());
     let mut synced = false;
+    // Each reason is logged once (and its recovery), not at every attempt.
+    let mut reconciling = RetryNotice::new("reconciling the edge agent", None);
+    let mut reporting = RetryNotice::new(format!("updating the ClusterOperator {OPERATOR}"), None);
+    let log = |line: Option<String>| {
+        if let Some(line) = line {
+            tracing::warn!("{line}");
+        }
+    };
     loop {
         let started = Instant::now();
         let outcome = reconcile(&client, settings).await;
@@ -150,21 +159,22 @@ async fn run(
             .observe_reconcile(CONTROLLER, result, started.elapsed());
         match outcome {
             Ok(state) => {
+                log(reconciling.succeeded());
                 let status = |previous: Option<&_>, now: &_| {
                     next_status(previous, &state, &settings.version, now)
                 };
                 match write_cluster_operator(&operators, OPERATOR, status).await {
-                    Ok(()) if !synced => {
-                        synced = true;
-                        host.metrics.set_synced();
+                    Ok(()) => {
+                        log(reporting.succeeded());
+                        if !synced {
+                            synced = true;
+                            host.metrics.set_synced();
+                        }
                     }
-                    Ok(()) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot update the ClusterOperator {OPERATOR}")
-                    }
+                    Err(e) => log(reporting.failed(&e.to_string())),
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "reconcile failed; retrying"),
+            Err(e) => log(reconciling.failed(&e.to_string())),
         }
         let wait = match result {
             "success" => settings.resync,
@@ -187,16 +197,12 @@ where
 {
     let api: Api<K> = Api::namespaced(client.clone(), ns);
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let mut logged = watch_error_logger(&format!("{} {ns}/{name}", K::kind(&())));
     watcher(api, config)
         .default_backoff()
-        .filter_map(|event| async move {
-            match event {
-                Ok(_) => Some(()),
-                Err(e) => {
-                    tracing::warn!(error = %e, kind = %K::kind(&()), "watch failed; retrying");
-                    None
-                }
-            }
+        .filter_map(move |event| {
+            logged(&event);
+            std::future::ready(event.ok().map(drop))
         })
         .boxed()
 }
