@@ -70,6 +70,8 @@ pub struct Plan {
     /// Capabilities the new release brings that the cluster does not know today (a payload
     /// declares them); `enabledCapabilities` says whether the cluster gets them.
     pub new_capabilities: Vec<Capability>,
+    /// What each new capability installs, as the new release describes it.
+    pub new_capability_descriptions: BTreeMap<Capability, String>,
     /// For each capability this upgrade enables implicitly, the manifests that cause it.
     pub reasons: BTreeMap<Capability, Vec<Cause>>,
     pub condition: Condition,
@@ -102,9 +104,14 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
         .capabilities_after
         .clone()
         .unwrap_or_else(|| caps.clone());
-    let new_capabilities = (with_new.known_capabilities)
+    let new_capabilities: Vec<Capability> = (with_new.known_capabilities)
         .difference(&caps.known_capabilities)
         .cloned()
+        .collect();
+    let declared = to.release.as_ref().map(|r| r.capabilities.as_slice());
+    let new_capability_descriptions = (declared.unwrap_or_default().iter())
+        .filter(|d| new_capabilities.contains(&d.name))
+        .map(|d| (d.name.clone(), d.description.clone()))
         .collect();
     let after = CapabilityFilter {
         known_capabilities: (caps.known_capabilities.iter())
@@ -127,6 +134,7 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
         enabled_capabilities: after.enabled_capabilities.iter().cloned().collect(),
         known_capabilities: after.known_capabilities.iter().cloned().collect(),
         new_capabilities,
+        new_capability_descriptions,
         reasons: implicit.causes.clone(),
         condition: implicitly_enabled_condition(&implicit.capabilities),
         create: vec![],

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use cvo::capability::{CapabilitiesSpec, set_capabilities};
+use cvo::capability::{CapabilitiesSpec, Capability, set_capabilities};
 use cvo::include::{DEFAULT_CLUSTER_PROFILE, InclusionConfig};
 use cvo::payload::{LoadOptions, Payload, bundled_input};
 
@@ -12,20 +12,34 @@ fn bundled() -> Payload {
     Payload::from_input(bundled_input(), &LoadOptions::default()).unwrap()
 }
 
+/// The capabilities 4.18.0 declares, one per component it ships; in no baseline set.
+const COMPONENTS: [&str; 3] = ["DeploymentTargets", "AgentInstall", "EdgeAgent"];
+
+/// A cluster on the default baseline (`vCurrent`) with nothing added.
 fn config(
     profile: &str,
     feature_set: &str,
     gates: &[&str],
     exclude: Option<&str>,
 ) -> InclusionConfig {
+    config_with(profile, feature_set, gates, exclude, &[])
+}
+
+/// A cluster on the default baseline that adds `additional` capabilities.
+fn config_with(
+    profile: &str,
+    feature_set: &str,
+    gates: &[&str],
+    exclude: Option<&str>,
+    additional: &[&str],
+) -> InclusionConfig {
     let gates: BTreeSet<String> = gates.iter().map(|g| g.to_string()).collect();
-    // The capabilities the payload declares (DeploymentTargets) are known, as to `cvo start`.
-    let caps = set_capabilities(
-        &bundled().registry(),
-        Some(&CapabilitiesSpec::default()),
-        &[],
-        &gates,
-    );
+    // The capabilities the payload declares are known, as to `cvo start`.
+    let spec = CapabilitiesSpec {
+        baseline_capability_set: None,
+        additional_enabled_capabilities: additional.iter().map(|c| Capability::new(*c)).collect(),
+    };
+    let caps = set_capabilities(&bundled().registry(), Some(&spec), &[], &gates);
     InclusionConfig {
         exclude_identifier: exclude.map(str::to_string),
         required_feature_set: Some(feature_set.into()),
@@ -51,7 +65,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 86);
+    assert_eq!(payload.manifests.len(), 91);
     assert_eq!(payload.images.len(), 9);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -67,11 +81,31 @@ fn metadata_and_documents() {
     assert!(text.contains(&payload.images["cluster-version-operator"]));
 }
 
+/// The default install (`vCurrent`) runs none of the components: each of their documents is
+/// excluded for its capability, and nothing else is but the three documents of the rules.
 #[test]
-fn default_install_excludes_exactly_three() {
+fn default_install_runs_no_component() {
+    let payload = bundled();
+    let (components, rules): (Vec<_>, Vec<_>) =
+        excluded(&payload, &config(DEFAULT_CLUSTER_PROFILE, "", &[], None))
+            .into_iter()
+            .partition(|(_, reason)| reason.starts_with("disabled capabilities: "));
+    assert_eq!(rules.len(), 3, "{rules:#?}");
+    assert_eq!(components.len(), 15 + 14 + 13);
+    for (file, reason) in components {
+        let capability = reason.trim_start_matches("disabled capabilities: ");
+        assert!(COMPONENTS.contains(&capability), "{file}: {reason}");
+    }
+}
+
+#[test]
+fn every_component_enabled_excludes_exactly_three() {
     let payload = bundled();
     assert_eq!(
-        excluded(&payload, &config(DEFAULT_CLUSTER_PROFILE, "", &[], None)),
+        excluded(
+            &payload,
+            &config_with(DEFAULT_CLUSTER_PROFILE, "", &[], None, &COMPONENTS)
+        ),
         vec![
             ("0000_10_config-operator_01_nodes-TechPreviewNoUpgrade.crd.yaml".into(), "\"Default\" is required, and release.openshift.io/feature-set=CustomNoUpgrade,DevPreviewNoUpgrade,TechPreviewNoUpgrade".into()),
             ("0000_50_cluster-config-api_featureGate-SelfManagedHA-Default.yaml".into(), "unrecognized value include.release.openshift.io/self-managed-high-availability=false-except-for-the-config-operator".into()),
@@ -84,19 +118,30 @@ fn default_install_excludes_exactly_three() {
 fn other_configurations() {
     let payload = bundled();
     let count = |c: &InclusionConfig| payload.included(c).len();
-    assert_eq!(count(&config("single-node-developer", "", &[], None)), 82);
+    let all = &COMPONENTS;
     assert_eq!(
-        count(&config(
+        count(&config_with("single-node-developer", "", &[], None, all)),
+        84
+    );
+    assert_eq!(
+        count(&config_with(
             DEFAULT_CLUSTER_PROFILE,
             "",
             &[],
-            Some("internal-openshift-hosted")
+            Some("internal-openshift-hosted"),
+            all
         )),
-        78
+        83
     );
     let tech_preview = excluded(
         &payload,
-        &config(DEFAULT_CLUSTER_PROFILE, "TechPreviewNoUpgrade", &[], None),
+        &config_with(
+            DEFAULT_CLUSTER_PROFILE,
+            "TechPreviewNoUpgrade",
+            &[],
+            None,
+            all,
+        ),
     );
     assert_eq!(tech_preview.len(), 3);
     assert_eq!(
@@ -181,9 +226,9 @@ fn bundled_crds_match_the_types() {
 }
 
 /// The DeploymentTarget component: 15 documents in `0000_50_deployment-targets_*` files, each
-/// under the DeploymentTargets capability the payload declares (a `v4.18` capability, so in
-/// `vCurrent` too) and included by the profiles that run a CVO; a cluster without the
-/// capability gets none of them, with upstream's reason.
+/// under the DeploymentTargets capability the payload declares (in no baseline set: a cluster
+/// asks for it in `additionalEnabledCapabilities`) and included by the profiles that run a
+/// CVO; a cluster without the capability gets none of them, with upstream's reason.
 #[test]
 fn the_deployment_targets_component_is_one_capability() {
     component_is_one_capability("0000_50_deployment-targets_", "DeploymentTargets", 15);
@@ -196,8 +241,18 @@ fn the_agents_component_is_one_capability() {
     component_is_one_capability("0000_50_agents_", "AgentInstall", 14);
 }
 
+/// The payload declares `capability` (it is known) in no baseline set.
+fn is_opt_in(payload: &Payload, capability: &str) {
+    use cvo::capability::CapabilitySet;
+    let registry = payload.registry();
+    let name = Capability::from(capability);
+    assert!(registry.is_known(&name));
+    for &set in CapabilitySet::all() {
+        assert!(!registry.set_members(set).contains(&name), "{set}");
+    }
+}
+
 fn component_is_one_capability(prefix: &str, capability: &str, documents: usize) {
-    use cvo::capability::{Capability, CapabilitySet};
     let payload = bundled();
     let component: Vec<_> = (payload.manifests.iter())
         .filter(|m| m.file.starts_with(prefix))
@@ -215,15 +270,7 @@ fn component_is_one_capability(prefix: &str, capability: &str, documents: usize)
             assert_eq!(m.annotation(key), Some(value), "{}: {key}", m.describe());
         }
     }
-    let registry = payload.registry();
-    let name = Capability::from(capability);
-    assert!(registry.set_members(CapabilitySet::V4_18).contains(&name));
-    assert!(
-        registry
-            .set_members(CapabilitySet::VCurrent)
-            .contains(&name)
-    );
-    assert!(!registry.set_members(CapabilitySet::V4_17).contains(&name));
+    is_opt_in(&payload, capability);
 
     let spec = CapabilitiesSpec {
         baseline_capability_set: Some("None".into()),
@@ -231,7 +278,7 @@ fn component_is_one_capability(prefix: &str, capability: &str, documents: usize)
     };
     let none = InclusionConfig {
         capabilities: Some(
-            set_capabilities(&registry, Some(&spec), &[], &BTreeSet::new()).filter(),
+            set_capabilities(&payload.registry(), Some(&spec), &[], &BTreeSet::new()).filter(),
         ),
         ..config(DEFAULT_CLUSTER_PROFILE, "", &[], None)
     };
@@ -253,13 +300,36 @@ fn component_is_one_capability(prefix: &str, capability: &str, documents: usize)
 /// tells it the version its ClusterOperator must report.
 #[test]
 fn the_shipped_controller_deployment_runs_cvo_controller() {
-    let payload = bundled();
+    shipped_controller(
+        &bundled(),
+        ("cvo-deployment-targets", "deployment-targets"),
+        "deployment-targets",
+        &[
+            "controller",
+            "deployment-targets",
+            "--namespace=cvo-deployment-targets",
+            "--metrics-address=0.0.0.0:9099",
+            "--webhook-address=0.0.0.0:8443",
+            "--log-format=json",
+        ],
+    );
+}
+
+/// The Deployment `namespace/name` runs the cvo image with `args` as its ServiceAccount `name`,
+/// restricted, probed on its metrics port, and reports the version its ClusterOperator
+/// `operator` is waited for at.
+fn shipped_controller(
+    payload: &Payload,
+    (namespace, name): (&str, &str),
+    operator: &str,
+    args: &[&str],
+) {
     let deployment = (payload.manifests.iter())
-        .find(|m| m.id.kind == "Deployment" && m.id.name == "deployment-targets")
-        .expect("the bundled payload ships the controller Deployment");
-    assert_eq!(deployment.id.namespace, "cvo-deployment-targets");
+        .find(|m| m.id.kind == "Deployment" && m.id.name == name)
+        .unwrap_or_else(|| panic!("the bundled payload ships the Deployment {name}"));
+    assert_eq!(deployment.id.namespace, namespace);
     let pod = &deployment.object()["spec"]["template"]["spec"];
-    assert_eq!(pod["serviceAccountName"], "deployment-targets");
+    assert_eq!(pod["serviceAccountName"], name);
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     assert_eq!(
         pod["securityContext"]["seccompProfile"]["type"],
@@ -270,25 +340,15 @@ fn the_shipped_controller_deployment_runs_cvo_controller() {
         container["image"].as_str(),
         Some(payload.images["cluster-version-operator"].as_str())
     );
-    let args: Vec<&str> = (container["args"].as_array().unwrap().iter())
+    let got: Vec<&str> = (container["args"].as_array().unwrap().iter())
         .map(|a| a.as_str().unwrap())
         .collect();
-    assert_eq!(
-        args,
-        [
-            "controller",
-            "deployment-targets",
-            "--namespace=cvo-deployment-targets",
-            "--metrics-address=0.0.0.0:9099",
-            "--webhook-address=0.0.0.0:8443",
-            "--log-format=json",
-        ]
-    );
+    assert_eq!(got, args);
     // The controller reports $RELEASE_VERSION in its ClusterOperator, which the CVO waits for
     // at the payload's version.
     let operator = (payload.manifests.iter())
-        .find(|m| m.id.kind == "ClusterOperator" && m.id.name == "deployment-targets")
-        .expect("the bundled payload ships the ClusterOperator")
+        .find(|m| m.id.kind == "ClusterOperator" && m.id.name == operator)
+        .unwrap_or_else(|| panic!("the bundled payload ships the ClusterOperator {operator}"))
         .object();
     let release_version = (container["env"].as_array().unwrap().iter())
         .find(|e| e["name"] == "RELEASE_VERSION")
@@ -315,6 +375,8 @@ fn the_shipped_deployments_run_cvo_commands() {
     for (name, command) in [
         ("cluster-version-operator", "start"),
         ("deployment-targets", "controller"),
+        ("agents", "controller"),
+        ("edge-agent", "controller"),
     ] {
         let deployment = (payload.manifests.iter())
             .find(|m| m.id.kind == "Deployment" && m.id.name == name)
@@ -393,28 +455,23 @@ fn the_payloads_readme_matches_the_payload() {
     );
 }
 
-/// The Open Horizon edge cluster agent: the `0000_50_openhorizon-agent_*` files are what
+/// The Open Horizon edge cluster agent: the `0000_50_openhorizon-agent_0N_*` files are what
 /// `cvo edge agent-install --write-payload` renders for the default install (cluster-scoped, in
 /// `openhorizon-agent`) with the image the payload's `image-references` pins under
-/// `openhorizon-agent`, every document under the EdgeAgent capability the payload declares.
+/// `openhorizon-agent`, without what runs the agent; the `1N` files are its operator
+/// (hand-written), which runs that image once the hub settings are there. Every document is
+/// under the EdgeAgent capability, in no baseline set.
 #[test]
-fn the_edge_agent_files_are_the_renderers() {
-    use cvo::capability::{Capability, CapabilitySet};
+fn the_edge_agent_files_are_the_renderers_and_its_operator() {
     use cvo::components::edge::agent_install::{CAPABILITY, payload_files, payload_settings};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads/4.18.0/release-manifests");
-    let references: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join("image-references")).unwrap()).unwrap();
-    let tags = references["spec"]["tags"].as_array().unwrap();
-    let tag = tags
-        .iter()
-        .find(|t| t["name"] == "openhorizon-agent")
-        .unwrap();
-    let image = tag["from"]["name"].as_str().unwrap();
-    let files = payload_files(&payload_settings(image)).unwrap();
+    let payload = bundled();
+    let image = payload.images["openhorizon-agent"].clone();
+    let files = payload_files(&payload_settings(&image)).unwrap();
     let on_disk: BTreeSet<String> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("0000_50_openhorizon-agent_"))
+        .filter(|n| n.starts_with("0000_50_openhorizon-agent_0"))
         .collect();
     let rendered: BTreeSet<String> = files.iter().map(|f| f.name.clone()).collect();
     assert_eq!(on_disk, rendered);
@@ -427,21 +484,39 @@ fn the_edge_agent_files_are_the_renderers() {
         );
     }
 
-    let payload = bundled();
     let component: Vec<_> = (payload.manifests.iter())
         .filter(|m| m.file.starts_with("0000_50_openhorizon-agent_"))
         .collect();
-    assert_eq!(component.len(), 8);
+    assert_eq!(component.len(), 13);
     for m in &component {
         assert_eq!(
             m.annotation("capability.openshift.io/name"),
             Some(CAPABILITY)
         );
     }
-    let registry = payload.registry();
-    let name = Capability::from(CAPABILITY);
-    assert!(registry.set_members(CapabilitySet::V4_18).contains(&name));
-    assert!(!registry.set_members(CapabilitySet::V4_17).contains(&name));
     let kinds: Vec<&str> = component.iter().map(|m| m.gvk.kind.as_str()).collect();
     assert!(kinds.contains(&"ClusterRoleBinding"), "{kinds:?}");
+    // Nothing that runs the agent: the operator makes it.
+    let workloads: Vec<String> = (component.iter())
+        .filter(|m| ["Deployment", "CronJob", "Pod", "Job"].contains(&m.gvk.kind.as_str()))
+        .map(|m| m.describe())
+        .collect();
+    assert_eq!(workloads.len(), 1, "{workloads:?}");
+    is_opt_in(&payload, CAPABILITY);
+
+    // The operator: `cvo controller edge-agent` from the cvo image, running the payload's agent
+    // image, reporting the version its ClusterOperator is waited for at.
+    shipped_controller(
+        &payload,
+        ("openhorizon-agent", "edge-agent"),
+        "edge-agent",
+        &[
+            "controller",
+            "edge-agent",
+            "--namespace=openhorizon-agent",
+            "--metrics-address=0.0.0.0:9099",
+            &format!("--agent-image={image}"),
+            "--log-format=json",
+        ],
+    );
 }

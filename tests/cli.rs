@@ -1308,48 +1308,98 @@ fn a_payload_declared_capability_is_known() {
     assert!(typo.contains("did you mean Widgets"), "{typo}");
 }
 
-/// The bundled upgrade pair brings the DeploymentTargets capability (and EdgeAgent), which 4.18.0 declares:
-/// `plan` names it, enabled on a `vCurrent` cluster (which gets the component created) and
-/// disabled on one whose baseline predates it (which gets none of it); `explain` of 4.18.0 with
-/// baseline None excludes every document of the component for that capability.
+/// The bundled upgrade pair brings three capabilities 4.18.0 declares in no baseline set:
+/// `plan` names them new and not enabled on a `vCurrent` cluster (which gets none of their
+/// objects), with the command that enables one; a name only the new release knows is accepted
+/// (`--additional-capabilities EdgeAgent`: enabled, its objects created). `explain` of 4.18.0
+/// with baseline None excludes every document of a component for its capability.
 #[test]
-fn the_upgrade_pair_brings_the_deployment_targets_capability() {
+fn the_upgrade_pair_brings_opt_in_capabilities() {
     let repo = env!("CARGO_MANIFEST_DIR");
-    let plan = |from: &str, baseline: &str| {
-        let out = stdout(cvo().current_dir(repo).args([
-            "plan",
-            "--from",
-            from,
-            "--to",
-            "payloads/4.18.0",
-            "--capabilities-baseline",
-            baseline,
-        ]));
+    let plan = |extra: &[&str]| {
+        let out = stdout(
+            cvo()
+                .current_dir(repo)
+                .args([
+                    "plan",
+                    "--from",
+                    "payloads/4.17.0",
+                    "--to",
+                    "payloads/4.18.0",
+                ])
+                .args(extra),
+        );
         let new = (out.lines())
             .find(|l| l.starts_with("Capabilities new in"))
             .map(str::to_string);
         (new, out)
     };
-    let (new, current) = plan("payloads/4.17.0", "vCurrent");
+    for baseline in [
+        &[][..],
+        &["--capabilities-baseline", "vCurrent"],
+        &["--capabilities-baseline", "v4.17"],
+    ] {
+        let (new, out) = plan(baseline);
+        assert_eq!(
+            new.as_deref(),
+            Some(
+                "Capabilities new in 4.18.0: AgentInstall (not enabled), DeploymentTargets (not enabled), EdgeAgent (not enabled)"
+            ),
+            "{baseline:?}"
+        );
+        for component in ["deployment-targets", "agents", "openhorizon-agent"] {
+            assert!(
+                !out.contains(&format!("0000_50_{component}_")),
+                "{baseline:?}: {out}"
+            );
+        }
+    }
+    let (_, out) = plan(&[]);
+    assert!(
+        out.contains("\n  To enable AgentInstall: oc patch clusterversion version --type merge -p '{\"spec\":{\"capabilities\":{\"additionalEnabledCapabilities\":[\"AgentInstall\"]}}}'\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  EdgeAgent: The Open Horizon edge cluster agent: "),
+        "{out}"
+    );
+    let (new, edge) = plan(&["--additional-capabilities", "Console,EdgeAgent"]);
     assert_eq!(
         new.as_deref(),
         Some(
-            "Capabilities new in 4.18.0: AgentInstall (enabled), DeploymentTargets (enabled), EdgeAgent (enabled)"
+            "Capabilities new in 4.18.0: AgentInstall (not enabled), DeploymentTargets (not enabled), EdgeAgent (enabled)"
         )
     );
     assert!(
-        current.contains("\n  Deployment.apps cvo-deployment-targets/deployment-targets (0000_50_deployment-targets_06_deployment.yaml)\n"),
-        "{current}"
+        edge.contains("\n  Deployment.apps openhorizon-agent/edge-agent (0000_50_openhorizon-agent_12_operator-deployment.yaml)\n"),
+        "{edge}"
     );
-    let (new, older) = plan("payloads/4.17.0", "v4.17");
-    assert_eq!(
-        new.as_deref(),
-        Some(
-            "Capabilities new in 4.18.0: AgentInstall (disabled), DeploymentTargets (disabled), EdgeAgent (disabled)"
-        )
+    assert!(!edge.contains("0000_50_deployment-targets_"), "{edge}");
+    // The command keeps what the cluster lists already.
+    assert!(
+        edge.contains(
+            "\"additionalEnabledCapabilities\":[\"Console\",\"EdgeAgent\",\"AgentInstall\"]"
+        ),
+        "{edge}"
     );
-    assert!(!older.contains("0000_50_deployment-targets_"), "{older}");
-    assert_eq!(plan("payloads/4.18.0", "vCurrent").0, None);
+    let typo = fails(cvo().current_dir(repo).args([
+        "plan",
+        "--from",
+        "payloads/4.17.0",
+        "--to",
+        "payloads/4.18.0",
+        "--additional-capabilities",
+        "EdgeAgnet",
+    ]));
+    assert!(typo.contains("did you mean EdgeAgent?"), "{typo}");
+    let same = stdout(cvo().current_dir(repo).args([
+        "plan",
+        "--from",
+        "payloads/4.18.0",
+        "--to",
+        "payloads/4.18.0",
+    ]));
+    assert!(!same.contains("Capabilities new in"), "{same}");
 
     let rows = json(cvo().current_dir(repo).args([
         "explain",

@@ -48,6 +48,8 @@ use apply_tests::{
 };
 #[path = "cluster/monitoring.rs"]
 mod monitoring_tests;
+#[path = "cluster/opt_in.rs"]
+mod opt_in_tests;
 #[path = "cluster/start.rs"]
 mod start_tests;
 #[path = "cluster/upgrade.rs"]
@@ -112,6 +114,14 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("start_enables_then_keeps_a_capability", |c| {
         Box::pin(start_enables_then_keeps_a_capability(c))
+    }),
+    // Before the component tests: they expect no component to be installed, and these remove
+    // what they install.
+    ("update_installs_no_component_until_enabled", |c| {
+        Box::pin(opt_in_tests::update_installs_no_component_until_enabled(c))
+    }),
+    ("enabling_the_edge_agent_waits_for_hub_settings", |c| {
+        Box::pin(opt_in_tests::enabling_the_edge_agent_waits_for_hub_settings(c))
     }),
     ("start_installs_the_deployment_targets_component", |c| {
         Box::pin(start_installs_the_deployment_targets_component(c))

@@ -267,22 +267,24 @@ fn images_and_cluster_operators() {
 
 /// A payload's own capabilities: the well-declared one is known (its manifests are not an
 /// `unknown-capability`); a clash with openshift/api, a double declaration and a missing
-/// description are errors.
+/// description are errors. Widgets is in `v4.18` and ships a Deployment: every cluster on
+/// `v4.18` or `vCurrent` would run it unasked, which is a warning.
 #[test]
 fn declared_capabilities() {
     let (code, rows) = findings(&case("declared"), &[]);
-    let declaration = row(
-        "capability-declaration",
-        "release-manifests/release-metadata",
-        None,
-    );
-    assert_eq!(rows, vec![declaration; 3]);
+    let metadata = "release-manifests/release-metadata";
+    let declaration = row("capability-declaration", metadata, None);
+    let mut want = vec![declaration; 3];
+    want.push(row("capability-baseline", metadata, None));
+    assert_eq!(rows, want);
     assert_eq!(code, 1);
     let (_, out) = run(&["--payload", &case("declared")]);
     for message in [
         "capability \"Console\" is already an openshift/api capability",
         "capability \"Widgets\" is declared twice",
         "capability \"Gadgets\" has no description",
+        "warning[capability-baseline]: capability \"Widgets\" is in the baseline sets v4.18, vCurrent and runs Deployment widgets/widgets (release-manifests/0000_50_widgets_01_deployment.yaml): every cluster on one of these baselines (vCurrent is the default) runs it, on install and on its next update, without an administrator asking for it",
+        "to make it opt-in, declare it with \"sets\": [] so that an administrator turns it on with spec.capabilities.additionalEnabledCapabilities: [\"Widgets\"]",
     ] {
         assert!(out.contains(message), "{message}: {out}");
     }

@@ -132,17 +132,22 @@ impl Registry {
     }
 
     /// Adds the capabilities a payload declares (its release-metadata's
-    /// [`DECLARED_CAPABILITIES_KEY`]): each becomes known, a member of the sets it names and of
-    /// `vCurrent`, never gated. A name already known keeps its standard definition (`cvo
-    /// validate` reports the clash).
+    /// [`DECLARED_CAPABILITIES_KEY`]): each becomes known, never gated, and a member of the
+    /// earliest set it names and of every later one, `vCurrent` included (sets are cumulative,
+    /// as upstream's). One that names no set is in no set: only clusters that list it in
+    /// `additionalEnabledCapabilities` enable it, whatever their baseline. A name already known
+    /// keeps its standard definition (`cvo validate` reports the clash), and `None` holds
+    /// nothing.
     pub fn with_declared(mut self, declared: &[DeclaredCapability]) -> Self {
         for d in declared {
             if self.is_known(&d.name) {
                 continue;
             }
-            for (set, members) in &mut self.sets {
-                if *set == CapabilitySet::VCurrent || d.sets.contains(set) {
-                    members.push(d.name.clone());
+            if let Some(first) = d.first_set() {
+                for (set, members) in &mut self.sets {
+                    if *set >= first {
+                        members.push(d.name.clone());
+                    }
                 }
             }
             self.known.push(d.name.clone());
@@ -201,15 +206,35 @@ pub struct DeclaredCapability {
     pub name: Capability,
     /// What enabling it installs, for people.
     pub description: String,
-    /// The capability sets that include it besides `vCurrent` (which holds every known one).
+    /// The baseline sets that include it: the earliest one named and every later one,
+    /// `vCurrent` included. Empty (the default): none, so the component is opt-in.
     #[serde(default)]
     pub sets: Vec<CapabilitySet>,
+}
+
+impl DeclaredCapability {
+    /// The earliest set that includes it (`None` is never a member); `None`: it is opt-in.
+    pub fn first_set(&self) -> Option<CapabilitySet> {
+        (self.sets.iter().copied())
+            .filter(|s| *s != CapabilitySet::None)
+            .min()
+    }
+
+    /// The baseline sets that include it, earliest first.
+    pub fn baseline_sets(&self) -> Vec<CapabilitySet> {
+        let Some(first) = self.first_set() else {
+            return Vec::new();
+        };
+        (CapabilitySet::all().iter().copied())
+            .filter(|s| *s >= first)
+            .collect()
+    }
 }
 
 /// What is wrong with a payload's declarations, one message each (empty: fine). Names must
 /// be new (not an openshift/api capability), unique, and made of letters, digits and `-`
 /// (like upstream's, which manifests name in `capability.openshift.io/name`, `+`-separated);
-/// a description says what the capability installs.
+/// a description says what the capability installs; `None` holds no capability.
 pub fn check_declared(declared: &[DeclaredCapability]) -> Vec<String> {
     let standard = Registry::standard();
     let mut seen = BTreeSet::new();
@@ -231,6 +256,11 @@ pub fn check_declared(declared: &[DeclaredCapability]) -> Vec<String> {
         }
         if !seen.insert(name) {
             problems.push(format!("capability {name:?} is declared twice"));
+        }
+        if d.sets.contains(&CapabilitySet::None) {
+            problems.push(format!(
+                "capability {name:?} names the set None, which holds no capability; leave \"sets\" empty for a capability no baseline enables"
+            ));
         }
         if d.description.trim().is_empty() {
             problems.push(format!(
@@ -538,7 +568,7 @@ mod tests {
     }
 
     #[test]
-    fn declared_capabilities_join_the_sets_they_name_and_vcurrent() {
+    fn declared_capabilities_join_the_sets_from_the_first_named() {
         let widgets = DeclaredCapability {
             name: Capability::from("Widgets"),
             description: "widgets".into(),
@@ -587,6 +617,50 @@ mod tests {
                 sets: vec![],
             },
         ]);
-        assert_eq!(problems.len(), 4, "{problems:#?}");
+        // Twice, already openshift/api's, in None, a bad name, no description.
+        assert_eq!(problems.len(), 5, "{problems:#?}");
+        assert!(
+            problems.contains(&"capability \"Console\" names the set None, which holds no capability; leave \"sets\" empty for a capability no baseline enables".to_string()),
+            "{problems:#?}"
+        );
+    }
+
+    /// No set named: known, in no baseline set, not even vCurrent, so only
+    /// additionalEnabledCapabilities turns it on. Sets are cumulative from the earliest named.
+    #[test]
+    fn declared_capabilities_without_sets_are_opt_in() {
+        let declare = |name: &str, sets: Vec<CapabilitySet>| DeclaredCapability {
+            name: Capability::from(name),
+            description: "d".into(),
+            sets,
+        };
+        let opt_in = declare("OptIn", vec![]);
+        let early = declare("Early", vec![CapabilitySet::V4_18, CapabilitySet::V4_15]);
+        let current = declare("Current", vec![CapabilitySet::VCurrent]);
+        let registry =
+            Registry::standard().with_declared(&[opt_in.clone(), early.clone(), current.clone()]);
+        assert!(registry.is_known(&opt_in.name));
+        let member = |set, c: &DeclaredCapability| registry.set_members(set).contains(&c.name);
+        for &set in CapabilitySet::all() {
+            assert!(!member(set, &opt_in), "{set}");
+            assert_eq!(member(set, &early), set >= CapabilitySet::V4_15, "{set}");
+            assert_eq!(
+                member(set, &current),
+                set == CapabilitySet::VCurrent,
+                "{set}"
+            );
+        }
+        assert_eq!(opt_in.first_set(), None);
+        assert!(opt_in.baseline_sets().is_empty());
+        assert_eq!(
+            early.baseline_sets(),
+            [
+                CapabilitySet::V4_15,
+                CapabilitySet::V4_16,
+                CapabilitySet::V4_17,
+                CapabilitySet::V4_18,
+                CapabilitySet::VCurrent
+            ]
+        );
     }
 }

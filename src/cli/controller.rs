@@ -14,6 +14,9 @@ use super::CliResult;
 use crate::components::agents::controller::{Agents, Settings as AgentSettings};
 use crate::components::deployment_targets::controller::{DeploymentTargets, Settings};
 use crate::components::deployment_targets::model::NamespaceProvisionerSettings;
+use crate::components::edge_operator::controller::{
+    EdgeAgentOperator, Settings as EdgeAgentSettings,
+};
 use crate::host::controller::{ControllerMetrics, HostOptions, run_component};
 use crate::host::lease::LeaseConfig;
 use crate::host::signal::shutdown_signal;
@@ -35,6 +38,23 @@ pub enum ComponentCommand {
     /// moves them as their `spec.clusterDeploymentName` says, returns them to the pool when a
     /// ClusterDeployment goes, keeps InfraEnvs' status.
     Agents(AgentsArgs),
+    /// The Open Horizon edge agent's operator: runs the agent (its Deployment and auto-upgrade
+    /// CronJob) once its hub settings are in the ConfigMap openhorizon-agent-config and the
+    /// Secret openhorizon-agent-secrets, and says in the ClusterOperator edge-agent what is
+    /// missing until then.
+    EdgeAgent(EdgeAgentArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EdgeAgentArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// The agent image (the payload's `openhorizon-agent` image); the agent runs in --namespace.
+    #[arg(long, value_name = "IMAGE")]
+    pub agent_image: String,
+    /// How often the settings are read again without a change (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub resync_seconds: u64,
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +150,7 @@ pub fn controller(group: ControllerGroup) -> CliResult {
     match group.component {
         ComponentCommand::DeploymentTargets(args) => runtime.block_on(deployment_targets(args))?,
         ComponentCommand::Agents(args) => runtime.block_on(agents(args))?,
+        ComponentCommand::EdgeAgent(args) => runtime.block_on(edge_agent(args))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -204,6 +225,29 @@ async fn agents(args: AgentsArgs) -> anyhow::Result<()> {
     };
     let component = Arc::new(Agents::new(settings));
     run_host(client, component, &args.host, "agents").await
+}
+
+async fn edge_agent(args: EdgeAgentArgs) -> anyhow::Result<()> {
+    if args.agent_image.trim().is_empty() {
+        anyhow::bail!(
+            "--agent-image must not be empty: the agent's image (the payload's openhorizon-agent image)"
+        );
+    }
+    let client = super::connect::connect(args.host.kubeconfig.as_deref(), None).await?;
+    let settings = EdgeAgentSettings {
+        version: args.host.operator_version.clone(),
+        namespace: args.host.namespace.clone(),
+        agent_image: args.agent_image.clone(),
+        resync: Duration::from_secs(args.resync_seconds),
+    };
+    let component = Arc::new(EdgeAgentOperator { settings });
+    run_host(
+        client,
+        component,
+        &args.host,
+        crate::components::edge_operator::COMPONENT,
+    )
+    .await
 }
 
 /// Runs `component` under the host until SIGTERM.

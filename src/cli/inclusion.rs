@@ -75,31 +75,113 @@ struct ClusterVersionInput {
     prior_enabled: Vec<Capability>,
 }
 
+/// What the names a user gives are checked against: the capabilities this cvo knows with
+/// those the payloads declare, and the cluster profiles this project knows with those the
+/// payloads' documents name. One payload's, or both of an update's (`cvo plan`: a name either
+/// release knows is one an administrator may plan with).
+#[derive(Debug, Clone)]
+pub struct ValidNames {
+    registry: Registry,
+    profiles: Vec<String>,
+    /// The payloads, for messages (`payloads/4.18.0`, `payloads/4.17.0 or payloads/4.18.0`).
+    origin: String,
+}
+
+impl ValidNames {
+    /// One payload's names.
+    pub fn of(payload: &Payload) -> ValidNames {
+        let mut profiles: Vec<String> = KNOWN_PROFILES.iter().map(|p| p.to_string()).collect();
+        for p in payload.annotated_profiles() {
+            if !profiles.contains(&p) {
+                profiles.push(p);
+            }
+        }
+        ValidNames {
+            registry: payload.registry(),
+            profiles,
+            origin: payload.origin.clone(),
+        }
+    }
+
+    /// The names either payload knows.
+    pub fn of_either(a: &Payload, b: &Payload) -> ValidNames {
+        let mut names = ValidNames::of(a);
+        let declared = b.release.as_ref().map(|r| r.capabilities.as_slice());
+        names.registry = names.registry.with_declared(declared.unwrap_or_default());
+        for p in ValidNames::of(b).profiles {
+            if !names.profiles.contains(&p) {
+                names.profiles.push(p);
+            }
+        }
+        if a.origin != b.origin {
+            names.origin = format!("{} or {}", a.origin, b.origin);
+        }
+        names
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// A profile must be one this project knows or one the payloads' documents name: any
+    /// other includes nothing.
+    fn check_profile(&self, origin: &str, profile: &str) -> Result<()> {
+        if self.profiles.iter().any(|p| p == profile) {
+            return Ok(());
+        }
+        let valid: Vec<&str> = self.profiles.iter().map(String::as_str).collect();
+        bail!(
+            "{origin}: unknown cluster profile {profile:?}{}: no document of {} names it, so a cluster with it would run nothing; valid values: {}",
+            did_you_mean(profile, &valid),
+            self.origin,
+            shown_list(&valid)
+        )
+    }
+}
+
+/// A cluster's inclusion config, and the `spec.capabilities` it came from (`None` with an
+/// `--inclusion` file, which gives the effective capabilities only).
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    pub config: InclusionConfig,
+    pub spec: Option<CapabilitiesSpec>,
+}
+
 impl InclusionArgs {
     /// The full config (load-time filters plus capabilities and overrides). Every value read
     /// from a flag or a file is checked: an unknown profile, feature set or capability is an
     /// error naming where it came from.
     pub fn config(&self, payload: &Payload) -> Result<InclusionConfig> {
+        Ok(self.cluster(payload, &ValidNames::of(payload))?.config)
+    }
+
+    /// The config of a cluster running `payload`, its names checked against `valid`, which
+    /// may know more than `payload` (a capability only a newer release declares is then
+    /// enabled but not known, as upstream keeps such a name).
+    pub fn cluster(&self, payload: &Payload, valid: &ValidNames) -> Result<ClusterConfig> {
         // The capabilities this cvo knows, with those the payload declares.
         let registry = payload.registry();
         if let Some(path) = &self.inclusion {
-            return self.inclusion_file(path, payload, &registry);
+            return Ok(ClusterConfig {
+                config: self.inclusion_file(path, valid)?,
+                spec: None,
+            });
         }
         self.check_capabilities(
             "--additional-capabilities",
             &capability_list(&self.additional_capabilities),
-            &registry,
+            &valid.registry,
         )?;
         let install = self
             .install_config
             .as_deref()
-            .map(|path| self.read_install_config(path, &registry))
+            .map(|path| self.read_install_config(path, &valid.registry))
             .transpose()?
             .unwrap_or_default();
         let cluster_version = self
             .cluster_version
             .as_deref()
-            .map(|path| self.read_cluster_version(path, &registry))
+            .map(|path| self.read_cluster_version(path, &valid.registry))
             .transpose()?
             .unwrap_or_default();
         let feature_set = match &self.feature_set {
@@ -111,7 +193,7 @@ impl InclusionArgs {
             .clone()
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| DEFAULT_CLUSTER_PROFILE.to_string());
-        check_profile(&profile_origin(&profile), &profile, payload)?;
+        valid.check_profile(&profile_origin(&profile), &profile)?;
         let gates: Option<BTreeSet<String>> = match &self.feature_gates {
             Some(gates) => Some(
                 gates
@@ -147,17 +229,15 @@ impl InclusionArgs {
             overrides: cluster_version.overrides,
             major_version: self.major_version.or(payload.major_version()),
         };
-        Ok(facts.inclusion())
+        Ok(ClusterConfig {
+            config: facts.inclusion(),
+            spec: Some(spec),
+        })
     }
 
     /// An `--inclusion` file, its values checked: `capabilities.knownCapabilities` declares
     /// names on top of this cvo's, so enabled ones must be among either.
-    fn inclusion_file(
-        &self,
-        path: &Path,
-        payload: &Payload,
-        registry: &Registry,
-    ) -> Result<InclusionConfig> {
+    fn inclusion_file(&self, path: &Path, valid: &ValidNames) -> Result<InclusionConfig> {
         let text = read(path)?;
         let mut config: InclusionConfig = serde_json::from_str(&text).with_context(|| {
             format!("{}: not a valid InclusionConfig (JSON with camelCase keys excludeIdentifier, requiredFeatureSet, profile, capabilities, overrides, enabledFeatureGates, majorVersion, allowUnknownCapabilities)", path.display())
@@ -167,11 +247,11 @@ impl InclusionArgs {
             config.required_feature_set = Some(check_feature_set(&at("requiredFeatureSet"), fs)?);
         }
         if let Some(profile) = &config.profile {
-            check_profile(&at("profile"), profile, payload)?;
+            valid.check_profile(&at("profile"), profile)?;
         }
         if let Some(filter) = &config.capabilities {
-            let known =
-                (registry.clone()).with_additional_known(filter.known_capabilities.iter().cloned());
+            let known = (valid.registry.clone())
+                .with_additional_known(filter.known_capabilities.iter().cloned());
             let enabled: Vec<Capability> = filter.enabled_capabilities.iter().cloned().collect();
             self.check_capabilities(&at("capabilities.enabledCapabilities"), &enabled, &known)?;
         }
@@ -295,27 +375,6 @@ fn profile_origin(profile: &str) -> String {
         Ok(env) if env == profile => "$CLUSTER_PROFILE".to_string(),
         _ => "--cluster-profile".to_string(),
     }
-}
-
-/// A profile must be one this project knows or one the payload's documents name: any other
-/// includes nothing.
-fn check_profile(origin: &str, profile: &str, payload: &Payload) -> Result<()> {
-    let mut valid: Vec<String> = KNOWN_PROFILES.iter().map(|p| p.to_string()).collect();
-    for p in payload.annotated_profiles() {
-        if !valid.contains(&p) {
-            valid.push(p);
-        }
-    }
-    if valid.iter().any(|p| p == profile) {
-        return Ok(());
-    }
-    let valid: Vec<&str> = valid.iter().map(String::as_str).collect();
-    bail!(
-        "{origin}: unknown cluster profile {profile:?}{}: no document of {} names it, so a cluster with it would run nothing; valid values: {}",
-        did_you_mean(profile, &valid),
-        payload.origin,
-        shown_list(&valid)
-    )
 }
 
 /// A feature set as the CVO spells it (`""` for Default, which is also accepted by name).

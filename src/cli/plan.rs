@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::inclusion::capability_list;
+use super::inclusion::{ClusterConfig, ValidNames, capability_list};
 use super::payload_commands::TableOrJson;
 use super::{CliResult, ImageArgs, InclusionArgs, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
@@ -40,15 +40,15 @@ pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
     let options = super::payload_commands::load_options(&args.inclusion, None, false);
     let from = load_payload(settings, &PayloadArgs::named(&args.from), &options)?;
     let to = load_payload(settings, &PayloadArgs::named(&args.to), &options)?;
-    // Capabilities either release declares are known to the plan.
-    let declared = to.release.as_ref().map(|r| r.capabilities.as_slice());
-    let registry = from.registry().with_declared(declared.unwrap_or_default());
+    // A name either release knows is one to plan with: enabling a component the new release
+    // brings is what an administrator plans.
+    let valid = ValidNames::of_either(&from, &to);
     args.inclusion.check_capabilities(
         "--implicitly-enabled",
         &capability_list(&args.implicitly_enabled),
-        &registry,
+        valid.registry(),
     )?;
-    let mut config = args.inclusion.config(&from)?;
+    let ClusterConfig { mut config, spec } = args.inclusion.cluster(&from, &valid)?;
     let implicitly_enabled: BTreeSet<Capability> = capability_list(&args.implicitly_enabled)
         .into_iter()
         .collect();
@@ -58,7 +58,7 @@ pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
             .extend(implicitly_enabled.iter().cloned());
     }
     // The same cluster as the new release's registry sees it (what it declares).
-    let capabilities_after = args.inclusion.config(&to)?.capabilities;
+    let capabilities_after = args.inclusion.cluster(&to, &valid)?.config.capabilities;
     let plan = plan_upgrade(
         &from,
         &to,
@@ -73,7 +73,13 @@ pub fn plan(args: PlanArgs, settings: &Settings) -> CliResult {
             "{}",
             serde_json::to_string_pretty(&plan).map_err(anyhow::Error::from)?
         ),
-        TableOrJson::Table => outln!("{}", text(&plan, args.diff).trim_end()),
+        TableOrJson::Table => {
+            let additional = spec.map(|s| s.additional_enabled_capabilities);
+            outln!(
+                "{}",
+                text(&plan, args.diff, additional.as_deref()).trim_end()
+            )
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -107,8 +113,10 @@ fn describe(r: &Resource) -> String {
     format!("{}{group} {object} ({})", r.kind, r.file)
 }
 
-/// The human summary; stable enough to snapshot-test.
-pub fn text(plan: &Plan, with_diffs: bool) -> String {
+/// The human summary; stable enough to snapshot-test. `additional`: the cluster's
+/// `spec.capabilities.additionalEnabledCapabilities`, when known, for the command that enables
+/// a new capability.
+pub fn text(plan: &Plan, with_diffs: bool, additional: Option<&[Capability]>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -148,24 +156,7 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
         "Enabled after the upgrade: {}",
         names(&plan.enabled_capabilities)
     );
-    if !plan.new_capabilities.is_empty() {
-        let new: Vec<String> = (plan.new_capabilities.iter())
-            .map(|c| {
-                let state = if plan.enabled_capabilities.contains(c) {
-                    "enabled"
-                } else {
-                    "disabled"
-                };
-                format!("{c} ({state})")
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "Capabilities new in {}: {}",
-            version(&plan.to_version),
-            new.join(", ")
-        );
-    }
+    new_capabilities(&mut out, plan, additional);
     section(&mut out, "Create", &plan.create);
     let _ = writeln!(
         out,
@@ -196,6 +187,57 @@ pub fn text(plan: &Plan, with_diffs: bool) -> String {
     }
     let _ = writeln!(out, "\nUnchanged: {}", plan.unchanged);
     out
+}
+
+/// The capabilities the new release brings, whether the cluster gets them and what each
+/// installs, and for one it does not get, the command that enables it.
+fn new_capabilities(out: &mut String, plan: &Plan, additional: Option<&[Capability]>) {
+    if plan.new_capabilities.is_empty() {
+        return;
+    }
+    let enabled = |c: &Capability| plan.enabled_capabilities.contains(c);
+    let states: Vec<String> = (plan.new_capabilities.iter())
+        .map(|c| match enabled(c) {
+            true => format!("{c} (enabled)"),
+            false => format!("{c} (not enabled)"),
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "Capabilities new in {}: {}",
+        version(&plan.to_version),
+        states.join(", ")
+    );
+    for c in &plan.new_capabilities {
+        if let Some(description) = plan.new_capability_descriptions.get(c) {
+            let _ = writeln!(out, "  {c}: {description}");
+        }
+    }
+    let Some(example) = plan.new_capabilities.iter().find(|c| !enabled(c)) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "  To enable {example}: {}",
+        enable_command(example, additional)
+    );
+}
+
+/// The command that adds `capability` to the cluster's additionalEnabledCapabilities, keeping
+/// those listed there (a merge patch replaces the whole list).
+fn enable_command(capability: &Capability, additional: Option<&[Capability]>) -> String {
+    let Some(additional) = additional else {
+        return format!(
+            "add it to spec.capabilities.additionalEnabledCapabilities of the ClusterVersion (with those listed there), or plan again with --additional-capabilities {capability}"
+        );
+    };
+    let mut list: Vec<&str> = additional.iter().map(Capability::as_str).collect();
+    if !list.contains(&capability.as_str()) {
+        list.push(capability.as_str());
+    }
+    let patch =
+        serde_json::json!({"spec": {"capabilities": {"additionalEnabledCapabilities": list}}});
+    format!("oc patch clusterversion version --type merge -p '{patch}'")
 }
 
 /// A heading ends with a colon only when a list follows it.

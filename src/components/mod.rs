@@ -5,7 +5,10 @@
 //! - [`agents`]: Assisted Installer agent late binding (Agents and InfraEnvs).
 //! - [`deployment_targets`]: DeploymentTarget provisioning (Konflux environments).
 //! - [`edge`]: Open Horizon edge policies: the constraint language, properties, versions.
+//! - [`edge_operator`]: the edge agent's operator, which runs the agent once its hub settings
+//!   are there.
 
 pub mod agents;
 pub mod deployment_targets;
 pub mod edge;
+pub mod edge_operator;

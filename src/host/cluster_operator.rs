@@ -13,7 +13,7 @@ use kube::api::{Api, PostParams};
 use tokio::sync::watch;
 
 use super::operator_status::{Health, next_status};
-use crate::cluster::ClusterOperator;
+use crate::cluster::{ClusterOperator, ClusterOperatorStatus};
 
 /// Which ClusterOperator, and what it says runs.
 #[derive(Clone, Debug)]
@@ -46,7 +46,10 @@ pub async fn keep_cluster_operator(
             running: running.load(Ordering::Relaxed),
             failure: None,
         };
-        let line = match write_cluster_operator(&api, &health, &settings).await {
+        let status = |previous: Option<&ClusterOperatorStatus>, now: &Time| {
+            next_status(previous, &health, settings.subject, &settings.version, now)
+        };
+        let line = match write_cluster_operator(&api, settings.name, status).await {
             Err(e) => notice.failed(&e.to_string()),
             Ok(_) => notice.succeeded(),
         };
@@ -64,31 +67,27 @@ pub async fn keep_cluster_operator(
     }
 }
 
-async fn write_cluster_operator(
+/// Writes the ClusterOperator `name`'s status as `status` makes it from the current one (and
+/// the time), creating the object when missing; no write when nothing changes.
+pub async fn write_cluster_operator(
     api: &Api<ClusterOperator>,
-    health: &Health,
-    settings: &OperatorSettings,
+    name: &str,
+    status: impl FnOnce(Option<&ClusterOperatorStatus>, &Time) -> ClusterOperatorStatus,
 ) -> Result<(), kube::Error> {
     let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let mut current = match api.get_opt(settings.name).await? {
+    let mut current = match api.get_opt(name).await? {
         Some(co) => co,
         None => {
-            let fresh = ClusterOperator::new(settings.name, Default::default());
+            let fresh = ClusterOperator::new(name, Default::default());
             api.create(&PostParams::default(), &fresh).await?
         }
     };
-    let status = next_status(
-        current.status.as_ref(),
-        health,
-        settings.subject,
-        &settings.version,
-        &now,
-    );
+    let status = status(current.status.as_ref(), &now);
     if current.status.as_ref() == Some(&status) {
         return Ok(());
     }
     current.status = Some(status);
-    api.replace_status(settings.name, &PostParams::default(), &current)
+    api.replace_status(name, &PostParams::default(), &current)
         .await
         .map(|_| ())
 }

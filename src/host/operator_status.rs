@@ -55,25 +55,61 @@ pub fn next_status(
         ),
     };
     let conditions = [
-        ("Available", available),
-        ("Progressing", progressing),
-        ("Degraded", degraded),
-        ("Upgradeable", ("True", "AsExpected", String::new())),
-    ]
-    .into_iter()
-    .map(|(type_, (status, reason, message))| {
-        let since = (previous.into_iter())
-            .flat_map(|p| p.conditions.iter())
-            .find(|c| c.type_ == type_ && c.status == status)
-            .map(|c| c.last_transition_time.clone())
-            .unwrap_or_else(|| now.clone());
-        ClusterOperatorStatusCondition {
-            reason: Some(reason.to_string()),
-            message: (!message.is_empty()).then_some(message),
-            ..ClusterOperatorStatusCondition::new(type_, status, since)
+        Row::new("Available", available),
+        Row::new("Progressing", progressing),
+        Row::new("Degraded", degraded),
+        Row::new("Upgradeable", ("True", "AsExpected", String::new())),
+    ];
+    operator_status(previous, conditions, version, now)
+}
+
+/// One condition to write: its type, status, reason and message (empty: none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub type_: &'static str,
+    pub status: &'static str,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl Row {
+    pub fn new(
+        type_: &'static str,
+        (status, reason, message): (&'static str, &'static str, String),
+    ) -> Row {
+        Row {
+            type_,
+            status,
+            reason,
+            message,
         }
-    })
-    .collect();
+    }
+}
+
+/// A status with exactly `rows` as its conditions, each keeping its `lastTransitionTime`
+/// while its status holds, and the operator at `version`; what else `previous` has (related
+/// objects, extensions) stays.
+pub fn operator_status(
+    previous: Option<&ClusterOperatorStatus>,
+    rows: impl IntoIterator<Item = Row>,
+    version: &str,
+    now: &Time,
+) -> ClusterOperatorStatus {
+    let conditions = rows
+        .into_iter()
+        .map(|row| {
+            let since = (previous.into_iter())
+                .flat_map(|p| p.conditions.iter())
+                .find(|c| c.type_ == row.type_ && c.status == row.status)
+                .map(|c| c.last_transition_time.clone())
+                .unwrap_or_else(|| now.clone());
+            ClusterOperatorStatusCondition {
+                reason: Some(row.reason.to_string()),
+                message: (!row.message.is_empty()).then_some(row.message),
+                ..ClusterOperatorStatusCondition::new(row.type_, row.status, since)
+            }
+        })
+        .collect();
     ClusterOperatorStatus {
         conditions,
         versions: vec![OperandVersion {

@@ -688,7 +688,7 @@ mod tests {
         );
     }
 
-    /// A payload with a capability of its own, `Widgets` (in `vCurrent` only), and one
+    /// A payload with a capability of its own, `Widgets` (in no baseline set: opt-in), and one
     /// manifest of it.
     fn widgets_payload() -> Payload {
         let file = |name: &str, text: &str| crate::payload::InputFile {
@@ -736,6 +736,7 @@ mod tests {
             "disabled capabilities: Widgets"
         );
 
+        // The default baseline, vCurrent, does not have it either: only asking for it enables it.
         let mut current = cluster(&[], vec![]);
         current.cluster_version.spec.capabilities = None;
         let input = PassInput {
@@ -744,10 +745,19 @@ mod tests {
             state: &state,
         };
         let plan = plan_pass(&input, &payload);
+        assert!(plan.capabilities.known.contains(&widgets));
         assert!(
-            plan.capabilities.enabled.contains(&widgets),
-            "vCurrent has it"
+            !plan.capabilities.enabled.contains(&widgets),
+            "vCurrent does not have it"
         );
+        let asked = cluster(&["Widgets"], vec![]);
+        let input = PassInput {
+            observed: &asked,
+            operator: &operator,
+            state: &state,
+        };
+        let plan = plan_pass(&input, &payload);
+        assert!(plan.capabilities.enabled.contains(&widgets));
         assert!(crate::include::include(plan.manifests[0], &plan.config.apply_time()).is_ok());
         // An upstream CVO does not know it.
         assert!(!Registry::standard().is_known(&widgets));

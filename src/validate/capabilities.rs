@@ -9,8 +9,10 @@ use serde_json::Value;
 
 use super::presence::{Mask, Presence};
 use super::{Code, Doc, Finding, locate};
+use crate::capability::DeclaredCapability;
 use crate::graph::parse_run_level;
-use crate::manifest::{CAPABILITY_ANNOTATION, Manifest, ManifestId};
+use crate::manifest::{CAPABILITY_ANNOTATION, DELETE_ANNOTATION, Manifest, ManifestId};
+use crate::payload::RELEASE_METADATA;
 
 const RBAC: &str = "rbac.authorization.k8s.io";
 
@@ -21,6 +23,64 @@ pub(crate) fn check(docs: &[Doc], presence: &Presence) -> Vec<Finding> {
     findings.extend(namespace_leftovers(docs, &caps, &index, presence));
     findings.extend(namespace_references(docs, &caps, &index, presence));
     findings.extend(role_references(docs, &caps, &index, presence));
+    findings
+}
+
+/// The kinds whose objects run containers.
+const WORKLOADS: [(&str, &str); 8] = [
+    ("apps", "Deployment"),
+    ("apps", "DaemonSet"),
+    ("apps", "StatefulSet"),
+    ("apps", "ReplicaSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
+    ("", "Pod"),
+    ("", "ReplicationController"),
+];
+
+/// How many workloads a message names before it says how many more there are.
+const NAMED_WORKLOADS: usize = 3;
+
+/// A capability the payload declares that a baseline set includes, whose documents run a
+/// workload: every cluster on that baseline runs it, a new install and an update alike, without
+/// an administrator asking (the set may be meant; the warning says what it costs).
+pub(crate) fn baseline_workloads(docs: &[Doc], declared: &[DeclaredCapability]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for capability in declared {
+        let sets = capability.baseline_sets();
+        if sets.is_empty() {
+            continue;
+        }
+        let workloads: Vec<String> = (docs.iter())
+            .filter(|d| WORKLOADS.iter().any(|(g, k)| d.manifest.gvk.is(g, k)))
+            .filter(|d| d.manifest.annotation(DELETE_ANNOTATION) != Some("true"))
+            .filter(|d| capabilities(&d.manifest).contains(capability.name.as_str()))
+            .map(|d| format!("{} ({})", describe(&d.manifest), d.path))
+            .collect();
+        if workloads.is_empty() {
+            continue;
+        }
+        let mut named = workloads[..workloads.len().min(NAMED_WORKLOADS)].join(", ");
+        if workloads.len() > NAMED_WORKLOADS {
+            named.push_str(&format!(" and {} more", workloads.len() - NAMED_WORKLOADS));
+        }
+        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+        findings.push(
+            Finding::new(
+                Code::CapabilityBaseline,
+                format!("release-manifests/{RELEASE_METADATA}"),
+                format!(
+                    "capability {:?} is in the baseline sets {} and runs {named}: every cluster on one of these baselines (vCurrent is the default) runs it, on install and on its next update, without an administrator asking for it",
+                    capability.name.as_str(),
+                    sets.join(", ")
+                ),
+            )
+            .help(format!(
+                "if every such cluster should run it, keep the sets; to make it opt-in, declare it with \"sets\": [] so that an administrator turns it on with spec.capabilities.additionalEnabledCapabilities: [{:?}]",
+                capability.name.as_str()
+            )),
+        );
+    }
     findings
 }
 

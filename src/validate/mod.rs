@@ -49,6 +49,7 @@
 //! | `release-metadata` | error | `release-metadata` kind, version, JSON (upstream messages) |
 //! | `release-metadata-value` | warning | `release-metadata` values upstream only logs (architecture, channels) |
 //! | `capability-declaration` | error | a capability the payload declares (release-metadata `capabilities.cvo.openshift.io/declared`) that is malformed, already an openshift/api one, declared twice or undescribed |
+//! | `capability-baseline` | warning | a capability the payload declares is in a baseline set and its documents run a workload: every cluster on that baseline gets it, on install and on its next update, without asking |
 //! | `missing-metadata` | warning | a payload root without `release-metadata` or `image-references` (`oc adm release new` writes them) |
 //! | `image-references` | error | `image-references` not a v1 ImageStream, or named other than the release version |
 //! | `missing-image-tag` | error | a `{{index .Images "tag"}}` whose tag the ImageStream lacks: it renders as an empty image |
@@ -136,6 +137,7 @@ pub enum Code {
     ReleaseMetadata,
     ReleaseMetadataValue,
     CapabilityDeclaration,
+    CapabilityBaseline,
     MissingMetadata,
     ImageReferences,
     MissingImageTag,
@@ -144,7 +146,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 37] = [
+    pub const ALL: [Code; 38] = [
         Code::NoManifests,
         Code::UnreadableFile,
         Code::IgnoredFile,
@@ -177,6 +179,7 @@ impl Code {
         Code::ReleaseMetadata,
         Code::ReleaseMetadataValue,
         Code::CapabilityDeclaration,
+        Code::CapabilityBaseline,
         Code::MissingMetadata,
         Code::ImageReferences,
         Code::MissingImageTag,
@@ -218,6 +221,7 @@ impl Code {
             Code::ReleaseMetadata => "release-metadata",
             Code::ReleaseMetadataValue => "release-metadata-value",
             Code::CapabilityDeclaration => "capability-declaration",
+            Code::CapabilityBaseline => "capability-baseline",
             Code::MissingMetadata => "missing-metadata",
             Code::ImageReferences => "image-references",
             Code::MissingImageTag => "missing-image-tag",
@@ -240,6 +244,7 @@ impl Code {
             | Code::NamespaceCapability
             | Code::CapabilityReference
             | Code::ReleaseMetadataValue
+            | Code::CapabilityBaseline
             | Code::MissingMetadata
             | Code::MissingImage => Severity::Warning,
             _ => Severity::Error,
@@ -435,6 +440,10 @@ pub fn validate(input: &ValidateInput, options: &Options) -> Report {
     findings.extend(annotations::check(&docs, &known, major));
     findings.extend(documents::cross_file_duplicates(&docs, &presence));
     findings.extend(capabilities::check(&docs, &presence));
+    findings.extend(capabilities::baseline_workloads(
+        &docs,
+        declared.unwrap_or_default(),
+    ));
     findings.extend(metadata::check_documents(&docs, &meta, &release_image));
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     findings.dedup();

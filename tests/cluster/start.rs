@@ -61,10 +61,15 @@ pub fn options_with(payload: Payload) -> RunOptions {
 }
 
 pub fn spec(additional: &[&str]) -> ClusterVersionSpec {
+    spec_on("None", additional)
+}
+
+/// A spec with the baseline capability set `baseline` and `additional` capabilities.
+pub fn spec_on(baseline: &str, additional: &[&str]) -> ClusterVersionSpec {
     ClusterVersionSpec {
         cluster_id: "0b4b1d5e-8f0c-4a4e-9d8a-3c1f9e2b7a61".into(),
         capabilities: Some(CapabilitiesSpec {
-            baseline_capability_set: Some("None".into()),
+            baseline_capability_set: Some(baseline.into()),
             additional_enabled_capabilities: additional
                 .iter()
                 .map(|c| Capability::new(*c))
@@ -926,33 +931,39 @@ pub async fn start_creates_or_explains_the_lease_namespace(ctx: &Ctx<'_>) -> any
 
 /// A payload component as `cvo start` installs it: its capability, namespace, one of its CRDs,
 /// its ServiceAccount (the controller runs as it), Lease, ClusterOperator, and how to run it.
-struct ComponentCase {
-    capability: &'static str,
-    namespace: &'static str,
-    crd: &'static str,
-    service_account: &'static str,
-    operator: &'static str,
+pub struct ComponentCase {
+    pub capability: &'static str,
+    pub namespace: &'static str,
+    pub crd: &'static str,
+    pub service_account: &'static str,
+    pub operator: &'static str,
     /// A controller whose reconciles must not have failed.
-    controller: &'static str,
-    run: RunController,
+    pub controller: &'static str,
+    pub run: RunController,
 }
 
 /// Starts a component's controller (`run_component` on a task).
-type RunController = fn(
-    kube::Client,
-    cvo::host::controller::HostOptions,
-    Arc<cvo::host::controller::ControllerMetrics>,
-    watch::Receiver<bool>,
-) -> tokio::task::JoinHandle<Result<(), cvo::host::controller::HostError>>;
+pub type RunController =
+    fn(
+        kube::Client,
+        cvo::host::controller::HostOptions,
+        Arc<cvo::host::controller::ControllerMetrics>,
+        watch::Receiver<bool>,
+    ) -> tokio::task::JoinHandle<Result<(), cvo::host::controller::HostError>>;
 
 /// The DeploymentTarget component of the bundled payload through `cvo start`: absent while its
 /// capability is off; enabling it installs it, and its controller, run as the component's own
 /// ServiceAccount with the payload's RBAC, brings its ClusterOperator up so the pass completes;
 /// disabling it afterwards keeps it, with upstream's condition.
 pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    start_installs_component(ctx, deployment_targets_case()).await
+}
+
+/// The DeploymentTarget component's case.
+pub fn deployment_targets_case() -> ComponentCase {
     use cvo::components::deployment_targets::controller::{DeploymentTargets, Settings};
     use cvo::components::deployment_targets::model::NamespaceProvisionerSettings;
-    let case = ComponentCase {
+    ComponentCase {
         capability: "DeploymentTargets",
         namespace: "cvo-deployment-targets",
         crd: "deploymenttargets.appstudio.redhat.com",
@@ -975,8 +986,7 @@ pub async fn start_installs_the_deployment_targets_component(ctx: &Ctx<'_>) -> a
                 client, component, host, metrics, stopped,
             ))
         },
-    };
-    start_installs_component(ctx, case).await
+    }
 }
 
 /// The agent late-binding component, the same way (its controller as the payload's
@@ -1008,8 +1018,7 @@ pub async fn start_installs_the_agents_component(ctx: &Ctx<'_>) -> anyhow::Resul
 }
 
 async fn start_installs_component(ctx: &Ctx<'_>, case: ComponentCase) -> anyhow::Result<()> {
-    use cvo::host::controller::{ControllerMetrics, HostOptions};
-    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+    use k8s_openapi::api::core::v1::Namespace;
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
     let api = reset_cluster_version(ctx).await?;
@@ -1051,23 +1060,12 @@ async fn start_installs_component(ctx: &Ctx<'_>, case: ComponentCase) -> anyhow:
     );
     ensure!(crds.get_opt(case.crd).await?.is_some());
 
-    // The controller as the payload's ServiceAccount: the payload's RBAC is all it has.
-    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), case.namespace);
-    let client = ctx
-        .cluster
-        .service_account_client(&accounts, case.service_account)
-        .await?;
-    let host = HostOptions {
-        listen: "127.0.0.1:0".parse()?,
-        lease: Some(LeaseConfig::named(
-            case.namespace,
-            case.service_account,
-            "test-replica",
-        )),
-    };
-    let metrics = Arc::new(ControllerMetrics::new());
-    let (stop, stopped) = watch::channel(false);
-    let controller = (case.run)(client, host, metrics.clone(), stopped);
+    let lease = Some(LeaseConfig::named(
+        case.namespace,
+        case.service_account,
+        "test-replica",
+    ));
+    let running = run_as_service_account(ctx, &case, lease).await?;
     wait_for_available(&co, case.operator).await?;
     clean_pass(&ctx.admin, &options, &mut state).await?;
     let s = status(ctx).await?;
@@ -1091,17 +1089,60 @@ async fn start_installs_component(ctx: &Ctx<'_>, case: ComponentCase) -> anyhow:
         case.capability
     );
     check_condition(&s, "ImplicitlyEnabledCapabilities", ("True", &message))?;
-    let _ = stop.send(true);
-    match tokio::time::timeout(Duration::from_secs(30), controller).await {
-        Ok(Ok(Ok(()))) => {}
-        other => anyhow::bail!("the controller did not stop cleanly: {other:?}"),
+    running.stop(case.controller).await
+}
+
+/// A component's controller running in this process as the payload's ServiceAccount: the
+/// payload's RBAC is all it has.
+pub struct RunningController {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<Result<(), cvo::host::controller::HostError>>,
+    pub metrics: Arc<cvo::host::controller::ControllerMetrics>,
+}
+
+impl RunningController {
+    /// Stops it; it must stop cleanly, none of `controller`'s reconciles having failed.
+    pub async fn stop(self, controller: &'static str) -> anyhow::Result<()> {
+        let _ = self.stop.send(true);
+        match tokio::time::timeout(Duration::from_secs(30), self.task).await {
+            Ok(Ok(Ok(()))) => {}
+            other => anyhow::bail!("the controller did not stop cleanly: {other:?}"),
+        }
+        let errors = self.metrics.reconciles(controller, "error");
+        ensure!(errors == 0, "{errors} reconcile(s) of {controller} failed");
+        Ok(())
     }
-    ensure!(metrics.reconciles(case.controller, "error") == 0);
-    Ok(())
+}
+
+/// Starts `case`'s controller as its ServiceAccount (with leader election on `lease`).
+pub async fn run_as_service_account(
+    ctx: &Ctx<'_>,
+    case: &ComponentCase,
+    lease: Option<LeaseConfig>,
+) -> anyhow::Result<RunningController> {
+    use cvo::host::controller::{ControllerMetrics, HostOptions};
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), case.namespace);
+    let client = ctx
+        .cluster
+        .service_account_client(&accounts, case.service_account)
+        .await?;
+    let host = HostOptions {
+        listen: "127.0.0.1:0".parse()?,
+        lease,
+    };
+    let metrics = Arc::new(ControllerMetrics::new());
+    let (stop, stopped) = watch::channel(false);
+    let task = (case.run)(client, host, metrics.clone(), stopped);
+    Ok(RunningController {
+        stop,
+        task,
+        metrics,
+    })
 }
 
 /// Waits until the ClusterOperator `name` is Available=True.
-async fn wait_for_available(co: &Api<ClusterOperator>, name: &str) -> anyhow::Result<()> {
+pub async fn wait_for_available(co: &Api<ClusterOperator>, name: &str) -> anyhow::Result<()> {
     for _ in 0..150 {
         if let Some(op) = co.get_opt(name).await? {
             let available = (op.status.iter().flat_map(|s| s.conditions.iter()))

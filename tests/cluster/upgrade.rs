@@ -29,8 +29,8 @@ use super::start_tests::{
     spec, status,
 };
 
-const OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.17.0");
-const NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
+pub const OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.17.0");
+pub const NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
 const MACHINE_API_NS: &str = "openshift-machine-api";
 const MACHINE_API_IMAGES: &str = "machine-api-operator-images";
 const NEW_MACHINE_API_DIGEST: &str =
@@ -39,7 +39,7 @@ const OLD_MACHINE_API_DIGEST: &str =
     "sha256:9a1f0c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a";
 
 /// A payload directory loaded as `cvo start --payload DIR --release-image DIR` would.
-fn load(dir: &str) -> anyhow::Result<Payload> {
+pub fn load(dir: &str) -> anyhow::Result<Payload> {
     let options = LoadOptions {
         release_image: Some(dir.to_string()),
         cluster_profile: "self-managed-high-availability".into(),
@@ -79,7 +79,7 @@ async fn forget_upgrade_objects(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn exists<K>(api: &Api<K>, name: &str) -> anyhow::Result<bool>
+pub async fn exists<K>(api: &Api<K>, name: &str) -> anyhow::Result<bool>
 where
     K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -135,7 +135,7 @@ async fn mark_unavailable(ctx: &Ctx<'_>, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn request_release(
+pub async fn request_release(
     api: &Api<ClusterVersion>,
     image: &str,
     version: Option<&str>,
@@ -147,7 +147,7 @@ async fn request_release(
 }
 
 /// The history is exactly these (state, version) entries, newest first.
-fn check_history(s: &ClusterVersionStatus, want: &[(&str, &str)]) -> anyhow::Result<()> {
+pub fn check_history(s: &ClusterVersionStatus, want: &[(&str, &str)]) -> anyhow::Result<()> {
     let got: Vec<(&str, &str)> = (s.history.iter())
         .map(|h| (h.state.as_str(), h.version.as_deref().unwrap_or_default()))
         .collect();

@@ -425,20 +425,30 @@ pub fn payload_settings(image: &str) -> InstallSettings {
     }
 }
 
+/// What an install has that the payload leaves out: the Secret (the hub certificate is the
+/// administrator's, and a CVO that could write Secrets would hold every namespace's: its RBAC
+/// is a ClusterRole), and what runs the agent, which the edge agent's operator
+/// (`crate::components::edge_operator`) creates once the hub settings are there.
+const NOT_IN_PAYLOAD: [&str; 3] = ["Secret", "Deployment", "CronJob"];
+
 /// The payload files of `settings`: one file per object, `0000_50_openhorizon-agent_NN_KIND.yaml`,
-/// each document under [`CAPABILITY`] and the profiles that run a CVO. Two differences from an
-/// install: no Secret (the hub certificate is the administrator's, and a CVO that could write
-/// Secrets would hold every namespace's: its RBAC is a ClusterRole), and the ConfigMap is
-/// `create-only`, so the hub URLs an administrator sets there survive every pass.
+/// each document under [`CAPABILITY`] and the profiles that run a CVO, without the kinds of
+/// [`NOT_IN_PAYLOAD`]. The ConfigMap is `create-only`, so the hub settings an administrator sets
+/// there survive every pass, and its `horizon` file has an empty `HZN_ORG_ID` line beside the
+/// hub URLs: the organization is the administrator's too.
 pub fn payload_files(settings: &InstallSettings) -> Result<Vec<PayloadFile>, InstallError> {
     let header = "# The Open Horizon edge cluster agent (src/components/edge/agent_install.rs), shipped under\n# the EdgeAgent capability this payload declares. Generated: `cvo edge agent-install\n# --write-payload DIR` writes these files, and tests/bundled.rs checks they match.\n";
     let mut files = Vec::new();
     let documents = render(settings)?
         .into_iter()
-        .filter(|d| d["kind"] != "Secret");
+        .filter(|d| !NOT_IN_PAYLOAD.iter().any(|k| d["kind"] == *k));
     for (index, mut document) in documents.enumerate() {
         let kind = document["kind"].as_str().unwrap_or_default().to_lowercase();
         let create_only = kind == "configmap";
+        if create_only {
+            let horizon = document["data"]["horizon"].as_str().unwrap_or_default();
+            document["data"]["horizon"] = json!(format!("HZN_ORG_ID=\n{horizon}"));
+        }
         let annotations = &mut document["metadata"]["annotations"];
         if annotations.is_null() {
             *annotations = json!({});
@@ -670,13 +680,27 @@ mod tests {
     #[test]
     fn payload_files_carry_the_capability() {
         let files = payload_files(&payload_settings("quay.io/x/anax@sha256:00")).unwrap();
-        assert_eq!(files.len(), 8);
-        assert_eq!(files[0].name, "0000_50_openhorizon-agent_00_namespace.yaml");
-        assert_eq!(files[3].name, "0000_50_openhorizon-agent_03_configmap.yaml");
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "0000_50_openhorizon-agent_00_namespace.yaml",
+                "0000_50_openhorizon-agent_01_serviceaccount.yaml",
+                "0000_50_openhorizon-agent_02_clusterrolebinding.yaml",
+                "0000_50_openhorizon-agent_03_configmap.yaml",
+                "0000_50_openhorizon-agent_04_persistentvolumeclaim.yaml",
+                "0000_50_openhorizon-agent_05_service.yaml",
+            ]
+        );
         assert!(
             files[3]
                 .text
                 .contains("release.openshift.io/create-only: \"true\"")
+        );
+        assert!(
+            files[3]
+                .text
+                .contains("    HZN_ORG_ID=\n    HZN_EXCHANGE_URL=\n")
         );
         assert_eq!(
             files[2].name,
