@@ -121,7 +121,7 @@ fn other_configurations() {
     let all = &COMPONENTS;
     assert_eq!(
         count(&config_with("single-node-developer", "", &[], None, all)),
-        84
+        87
     );
     assert_eq!(
         count(&config_with(

@@ -635,7 +635,14 @@ fn a_release_pushed_to_a_registry_runs_and_renders_as_its_source() {
         let out = tmp.path().join(dir);
         stdout(
             cvo(tmp.path())
-                .args(["render", "--payload", payload, "--output-dir"])
+                // The components are opt-in: enabled, their Deployments and versioned files
+                // exercise the substitutions too.
+                .args(["render", "--payload", payload])
+                .args([
+                    "--additional-capabilities",
+                    "DeploymentTargets,AgentInstall,EdgeAgent",
+                    "--output-dir",
+                ])
                 .arg(&out),
         );
         files(&out.join("manifests"))
