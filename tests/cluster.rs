@@ -50,11 +50,14 @@ use apply_tests::{
 mod monitoring_tests;
 #[path = "cluster/opt_in.rs"]
 mod opt_in_tests;
+#[path = "cluster/querier.rs"]
+mod querier_tests;
 #[path = "cluster/start.rs"]
 mod start_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
 use monitoring_tests::{events_about_the_cluster_version, monitoring_scrapes_over_tls_and_alerts};
+use querier_tests::risks_are_evaluated_at_the_cluster_querier;
 use start_tests::{
     start_as_restricted_user, start_command, start_creates_or_explains_the_lease_namespace,
     start_enables_then_keeps_a_capability, start_honours_overrides,
@@ -188,6 +191,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_refuses_risky_updates_until_accepted", |c| {
         Box::pin(upgrade_refuses_risky_updates_until_accepted(c))
+    }),
+    ("risks_are_evaluated_at_the_cluster_querier", |c| {
+        Box::pin(risks_are_evaluated_at_the_cluster_querier(c))
     }),
     ("start_as_restricted_user", |c| {
         Box::pin(start_as_restricted_user(c))
