@@ -56,7 +56,10 @@ mod querier_tests;
 mod start_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
-use monitoring_tests::{events_about_the_cluster_version, monitoring_scrapes_over_tls_and_alerts};
+use monitoring_tests::{
+    events_about_the_cluster_version, metrics_tls_follows_the_cluster_tls_profile,
+    monitoring_scrapes_over_tls_and_alerts,
+};
 use querier_tests::risks_are_evaluated_at_the_cluster_querier;
 use start_tests::{
     start_as_restricted_user, start_command, start_creates_or_explains_the_lease_namespace,
@@ -138,6 +141,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("monitoring_scrapes_over_tls_and_alerts", |c| {
         Box::pin(monitoring_scrapes_over_tls_and_alerts(c))
+    }),
+    ("metrics_tls_follows_the_cluster_tls_profile", |c| {
+        Box::pin(metrics_tls_follows_the_cluster_tls_profile(c))
     }),
     ("events_about_the_cluster_version", |c| {
         Box::pin(events_about_the_cluster_version(c))
