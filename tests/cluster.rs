@@ -46,6 +46,8 @@ use apply_tests::{
     apply_crd_then_custom_resource, apply_create_only_and_delete, apply_reverts_drift,
     apply_sets_owner_references,
 };
+#[path = "cluster/feature_gates.rs"]
+mod feature_gates_tests;
 #[path = "cluster/monitoring.rs"]
 mod monitoring_tests;
 #[path = "cluster/opt_in.rs"]
@@ -56,6 +58,7 @@ mod querier_tests;
 mod start_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
+use feature_gates_tests::feature_gates_come_from_the_cluster_feature_gate;
 use monitoring_tests::{
     events_about_the_cluster_version, metrics_tls_follows_the_cluster_tls_profile,
     monitoring_scrapes_over_tls_and_alerts,
@@ -144,6 +147,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("metrics_tls_follows_the_cluster_tls_profile", |c| {
         Box::pin(metrics_tls_follows_the_cluster_tls_profile(c))
+    }),
+    ("feature_gates_come_from_the_cluster_feature_gate", |c| {
+        Box::pin(feature_gates_come_from_the_cluster_feature_gate(c))
     }),
     ("events_about_the_cluster_version", |c| {
         Box::pin(events_about_the_cluster_version(c))
