@@ -83,6 +83,8 @@ const PURE: &[&str] = &[
     "src/components/agents/reconcile.rs",
     "src/components/agents/discovery.rs",
     "src/host/operator_status.rs",
+    "src/host/tls_settings.rs",
+    "src/host/tls_profile.rs",
     "src/components/edge/version.rs",
     "src/components/edge/properties.rs",
     "src/components/edge/constraints/mod.rs",

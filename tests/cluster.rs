@@ -46,15 +46,24 @@ use apply_tests::{
     apply_crd_then_custom_resource, apply_create_only_and_delete, apply_reverts_drift,
     apply_sets_owner_references,
 };
+#[path = "cluster/feature_gates.rs"]
+mod feature_gates_tests;
 #[path = "cluster/monitoring.rs"]
 mod monitoring_tests;
 #[path = "cluster/opt_in.rs"]
 mod opt_in_tests;
+#[path = "cluster/querier.rs"]
+mod querier_tests;
 #[path = "cluster/start.rs"]
 mod start_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
-use monitoring_tests::{events_about_the_cluster_version, monitoring_scrapes_over_tls_and_alerts};
+use feature_gates_tests::feature_gates_come_from_the_cluster_feature_gate;
+use monitoring_tests::{
+    events_about_the_cluster_version, metrics_tls_follows_the_cluster_tls_profile,
+    monitoring_scrapes_over_tls_and_alerts,
+};
+use querier_tests::risks_are_evaluated_at_the_cluster_querier;
 use start_tests::{
     start_as_restricted_user, start_command, start_creates_or_explains_the_lease_namespace,
     start_enables_then_keeps_a_capability, start_honours_overrides,
@@ -136,6 +145,12 @@ const TESTS: &[(&str, TestFn)] = &[
     ("monitoring_scrapes_over_tls_and_alerts", |c| {
         Box::pin(monitoring_scrapes_over_tls_and_alerts(c))
     }),
+    ("metrics_tls_follows_the_cluster_tls_profile", |c| {
+        Box::pin(metrics_tls_follows_the_cluster_tls_profile(c))
+    }),
+    ("feature_gates_come_from_the_cluster_feature_gate", |c| {
+        Box::pin(feature_gates_come_from_the_cluster_feature_gate(c))
+    }),
     ("events_about_the_cluster_version", |c| {
         Box::pin(events_about_the_cluster_version(c))
     }),
@@ -188,6 +203,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_refuses_risky_updates_until_accepted", |c| {
         Box::pin(upgrade_refuses_risky_updates_until_accepted(c))
+    }),
+    ("risks_are_evaluated_at_the_cluster_querier", |c| {
+        Box::pin(risks_are_evaluated_at_the_cluster_querier(c))
     }),
     ("start_as_restricted_user", |c| {
         Box::pin(start_as_restricted_user(c))

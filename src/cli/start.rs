@@ -10,7 +10,9 @@ use clap::Args;
 
 use super::{CliResult, ImageArgs, PayloadArgs, Settings, load_payload};
 use crate::capability::Capability;
-use crate::host::metrics_tls::{MetricsTls, TlsServing, serve_tls, watch_client_ca};
+use crate::host::metrics_tls::{
+    MetricsTls, TlsServing, serve_tls, watch_client_ca, watch_tls_profile,
+};
 use crate::host::serve::{bind, serve};
 use crate::host::signal::shutdown_signal;
 use crate::host::tls_settings::TlsSettings;
@@ -71,11 +73,14 @@ pub struct StartArgs {
     #[arg(long, value_name = "PATH")]
     pub serving_key_file: Option<PathBuf>,
     /// The lowest TLS version the metrics server accepts: VersionTLS12 or VersionTLS13
-    /// (VersionTLS10 and VersionTLS11 mean TLS 1.2: nothing older is ever spoken).
+    /// (VersionTLS10 and VersionTLS11 mean TLS 1.2: nothing older is ever spoken). Overrides
+    /// the cluster's TLS profile (the APIServer `cluster`'s spec.tlsSecurityProfile, honoured
+    /// with spec.tlsAdherence StrictAllComponents).
     #[arg(long, value_name = "VERSION", default_value = "")]
     pub tls_min_version: String,
     /// The cipher suites the metrics server accepts, by Go's names (e.g.
     /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); the list restricts the TLS 1.2 suites, as Go's.
+    /// Overrides the cluster's TLS profile's ciphers.
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub tls_cipher_suites: Vec<String>,
     /// Development only: serve `/metrics` to anyone over plain HTTP (no certificate, no
@@ -201,6 +206,7 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
                 Some(tls) => {
                     tracing::info!(%addr, "serving /metrics (for the monitoring stack), /healthz and /readyz over HTTPS");
                     let client_ca = watch_client_ca(client.clone(), rx.clone());
+                    watch_tls_profile(client.clone(), tls.clone(), rx.clone());
                     tokio::spawn(serve_tls(listener, metrics, tls, client_ca, rx.clone()));
                 }
                 None => {

@@ -23,6 +23,7 @@ use tokio::sync::watch;
 
 use super::metrics_auth::{ClientCa, Verdict, authorize};
 use super::serve::{Endpoints, accept_each, respond, serve_http1};
+use super::tls_profile::{ApiServerTls, ClusterProfile, cluster_profile, effective};
 use super::tls_settings::TlsSettings;
 
 /// Where the client CA is published (upstream's `NewDynamicCAFromConfigMapController`).
@@ -237,15 +238,44 @@ fn go_name(suite: rustls::CipherSuite) -> &'static str {
     }
 }
 
-/// A server ready to serve: the TLS configuration and the certificate reloader.
+/// A server ready to serve: the TLS configuration (replaced when the cluster's TLS profile
+/// changes; each connection takes the one current when it arrives) and the certificate
+/// reloader.
+#[derive(Clone)]
 pub struct MetricsTls {
-    config: Arc<rustls::ServerConfig>,
+    config: Arc<RwLock<Arc<rustls::ServerConfig>>>,
+    /// The settings `config` serves.
+    served: Arc<RwLock<TlsSettings>>,
     reloading: Reloading,
+}
+
+/// The server configuration for `settings`, serving what `reloading` last read.
+fn server_config(
+    settings: &TlsSettings,
+    reloading: &Reloading,
+) -> Result<rustls::ServerConfig, MetricsTlsError> {
+    let provider = Arc::new(provider(settings));
+    let versions: &[&rustls::SupportedProtocolVersion] = if settings.tls12() {
+        &[&rustls::version::TLS13, &rustls::version::TLS12]
+    } else {
+        &[&rustls::version::TLS13]
+    };
+    let verifier = Arc::new(RequestClientCert {
+        provider: provider.clone(),
+    });
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .map_err(|e| MetricsTlsError::Config(e.to_string()))?
+        .with_client_cert_verifier(verifier)
+        .with_cert_resolver(Arc::new(reloading.clone()));
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
 }
 
 impl MetricsTls {
     /// Reads the certificate (an error when it cannot be used: upstream does not start either)
-    /// and builds the TLS configuration.
+    /// and builds the TLS configuration with the flags' settings (until
+    /// [`MetricsTls::serve_profile`] puts the cluster's profile under them).
     pub fn new(serving: &TlsServing) -> Result<MetricsTls, MetricsTlsError> {
         let provider = Arc::new(provider(&serving.settings));
         let files = read_files(serving)?;
@@ -253,26 +283,38 @@ impl MetricsTls {
         let reloading = Reloading {
             serving: serving.clone(),
             current: Arc::new(RwLock::new(Served { files, key })),
-            provider: provider.clone(),
+            provider,
         };
-        let versions: &[&rustls::SupportedProtocolVersion] = if serving.settings.tls12() {
-            &[&rustls::version::TLS13, &rustls::version::TLS12]
-        } else {
-            &[&rustls::version::TLS13]
-        };
-        let verifier = Arc::new(RequestClientCert {
-            provider: provider.clone(),
-        });
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(versions)
-            .map_err(|e| MetricsTlsError::Config(e.to_string()))?
-            .with_client_cert_verifier(verifier)
-            .with_cert_resolver(Arc::new(reloading.clone()));
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let config = server_config(&serving.settings, &reloading)?;
         Ok(MetricsTls {
-            config: Arc::new(config),
+            config: Arc::new(RwLock::new(Arc::new(config))),
+            served: Arc::new(RwLock::new(serving.settings.clone())),
             reloading,
         })
+    }
+
+    /// Serves `profile` (`None`: no cluster profile) with the flags' settings over it, from
+    /// the next connection on; the settings now served, and whether they changed.
+    pub fn serve_profile(
+        &self,
+        profile: Option<&ClusterProfile>,
+    ) -> Result<(TlsSettings, bool), MetricsTlsError> {
+        let settings = effective(profile, &self.reloading.serving.settings);
+        if *self.served.read().unwrap_or_else(|e| e.into_inner()) == settings {
+            return Ok((settings, false));
+        }
+        let config = server_config(&settings, &self.reloading)?;
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
+        *self.served.write().unwrap_or_else(|e| e.into_inner()) = settings.clone();
+        Ok((settings, true))
+    }
+
+    /// The configuration a connection arriving now gets.
+    fn current(&self) -> Arc<rustls::ServerConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -330,10 +372,9 @@ pub async fn serve_tls(
             }
         }
     });
-    let acceptor = tokio_rustls::TlsAcceptor::from(tls.config);
     accept_each(listener, shutdown, "metrics server", move |stream| {
-        let (endpoints, acceptor, client_ca) =
-            (endpoints.clone(), acceptor.clone(), client_ca.clone());
+        let (endpoints, client_ca) = (endpoints.clone(), client_ca.clone());
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
         async move {
             let stream = match acceptor.accept(stream).await {
                 Ok(stream) => stream,
@@ -410,6 +451,97 @@ pub fn watch_client_ca(
         }
     });
     rx
+}
+
+/// The APIServer `cluster` (`config.openshift.io/v1`, `apiservers`).
+const APISERVER_NAME: &str = "cluster";
+
+/// Serves the cluster's TLS profile on `tls` as the APIServer `cluster` sets it, kept current
+/// by a watch (upstream's `ProfileManager`): a profile that cannot be used keeps the settings
+/// served so far; an APIServer that is missing, or does not ask components to adhere, leaves
+/// the flags' settings alone. The watch stops with `shutdown`.
+pub fn watch_tls_profile(
+    client: kube::Client,
+    tls: MetricsTls,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    use futures_util::StreamExt as _;
+    use kube::api::DynamicObject;
+    use kube::core::GroupVersionKind;
+    use kube::discovery::ApiResource;
+    use kube::runtime::{WatchStreamExt as _, watcher};
+    let gvk = GroupVersionKind::gvk("config.openshift.io", "v1", "APIServer");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "apiservers");
+    let api: kube::Api<DynamicObject> = kube::Api::all_with(client, &resource);
+    let config = watcher::Config::default().fields(&format!("metadata.name={APISERVER_NAME}"));
+    let mut events = watcher(api, config).default_backoff().boxed();
+    tokio::spawn(async move {
+        // What the last observation asked for; `Some(None)`: no APIServer.
+        let mut last: Option<Option<ApiServerTls>> = None;
+        let mut seen_in_list = false;
+        let mut reported_error = false;
+        loop {
+            let event = tokio::select! {
+                event = events.next() => event,
+                _ = shutdown.changed() => return,
+            };
+            let Some(event) = event else { return };
+            let observed = match event {
+                Ok(watcher::Event::Apply(object)) => Some(object),
+                Ok(watcher::Event::InitApply(object)) => {
+                    seen_in_list = true;
+                    Some(object)
+                }
+                Ok(watcher::Event::Init) => {
+                    seen_in_list = false;
+                    continue;
+                }
+                Ok(watcher::Event::InitDone) if seen_in_list => continue,
+                Ok(watcher::Event::InitDone | watcher::Event::Delete(_)) => None,
+                Err(error) => {
+                    if !reported_error {
+                        tracing::info!(%error, "cannot watch the APIServer cluster for its TLS profile; serving the flags' TLS settings");
+                        reported_error = true;
+                    }
+                    continue;
+                }
+            };
+            let spec = match observed
+                .map(|o| serde_json::from_value::<ApiServerTls>(o.data["spec"].clone()))
+            {
+                Some(Ok(spec)) => Some(spec),
+                None => None,
+                Some(Err(error)) => {
+                    tracing::warn!(%error, "the APIServer cluster's TLS settings cannot be read; keeping the TLS settings served so far");
+                    continue;
+                }
+            };
+            if last.as_ref() == Some(&spec) {
+                continue;
+            }
+            last = Some(spec.clone());
+            let profile = match cluster_profile(spec.as_ref()) {
+                Ok(profile) => profile,
+                Err(error) => {
+                    tracing::warn!(%error, "the cluster's TLS profile cannot be used; keeping the TLS settings served so far");
+                    continue;
+                }
+            };
+            if let Some(p) = profile.as_ref().filter(|p| !p.ignored_ciphers.is_empty()) {
+                tracing::info!(profile = p.name, ciphers = ?p.ignored_ciphers, "the TLS profile names cipher suites this build does not implement; they are left out");
+            }
+            match tls.serve_profile(profile.as_ref()) {
+                Ok((settings, true)) => tracing::info!(
+                    profile = profile.as_ref().map_or("none", |p| p.name),
+                    min_version = ?settings.min_version,
+                    cipher_suites = ?settings.suites(),
+                    "metrics server TLS settings changed"
+                ),
+                Ok((_, false)) => {}
+                Err(error) => tracing::warn!(%error, "keeping the TLS settings served so far"),
+            }
+        }
+    });
 }
 
 #[cfg(test)]

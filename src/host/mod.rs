@@ -4,7 +4,8 @@
 //! * [`lease`]: leader election on a `coordination.k8s.io/v1` Lease;
 //! * [`serve`]: `/metrics`, `/healthz` and `/readyz`; [`metrics_tls`] serves them over TLS
 //!   for `cvo start`, `/metrics` for the monitoring stack only ([`metrics_auth`], pure), with
-//!   the TLS settings of [`tls_settings`] (pure);
+//!   the TLS settings of [`tls_settings`] (pure) over the cluster's profile of [`tls_profile`]
+//!   (pure);
 //! * [`signal`]: stopping on SIGTERM;
 //! * [`webhook`]: admission webhooks over TLS, with a certificate the controller makes;
 //! * [`controller`]: the host of components' controllers (leadership, metrics, Events);
@@ -18,5 +19,6 @@ pub mod metrics_tls;
 pub mod operator_status;
 pub mod serve;
 pub mod signal;
+pub mod tls_profile;
 pub mod tls_settings;
 pub mod webhook;

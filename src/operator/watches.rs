@@ -223,6 +223,11 @@ async fn feature_gate(
                 Some(feature_gate_facts(&gate))
             }
             watcher::Event::Delete(_) => None,
+            // A listing without it: there is none, so one that appears is a change.
+            watcher::Event::InitDone if last.is_none() => {
+                last = Some(None);
+                return true;
+            }
             _ => return true,
         };
         // The first observation is what the first pass reads anyway.

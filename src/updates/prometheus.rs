@@ -65,6 +65,7 @@ impl Default for PrometheusOptions {
 pub async fn evaluate(updates: &mut AvailableUpdates, options: &PrometheusOptions) {
     let deadline = Instant::now() + options.budget;
     let client = client(options);
+    let url = (options.url.as_deref()).map(|url| connect_url(url, options.connect_to));
     let AvailableUpdates {
         conditional,
         cache,
@@ -78,7 +79,7 @@ pub async fn evaluate(updates: &mut AvailableUpdates, options: &PrometheusOption
             match rules.step() {
                 RuleStep::Done(result) => break result,
                 RuleStep::Query(rule) => {
-                    let answer = match (&options.url, &client) {
+                    let answer = match (&url, &client) {
                         (None, _) => Err(NO_PROMETHEUS.to_string()),
                         (Some(_), Err(e)) => Err(e.clone()),
                         (Some(url), Ok(client)) => {
@@ -137,6 +138,25 @@ async fn through_cache(
             }
             CacheStep::Evaluate { .. } => {}
         }
+    }
+}
+
+/// The URL queries go to: `url`, with the port of `connect_to` when that differs (reqwest's
+/// resolve override, which [`client`] uses so that the URL's host stays the TLS server name,
+/// connects at the URL's port whatever the override's port; only the tests' kube-proxy stand-in
+/// routes to another port).
+fn connect_url(url: &str, connect_to: Option<SocketAddr>) -> String {
+    let Some(addr) = connect_to else {
+        return url.to_string();
+    };
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if parsed.port_or_known_default() != Some(addr.port()) => {
+            match parsed.set_port(Some(addr.port())) {
+                Ok(()) => parsed.to_string().trim_end_matches('/').to_string(),
+                Err(()) => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
     }
 }
 
@@ -215,4 +235,33 @@ async fn send(rule: &ClusterCondition, target: &Target<'_>) -> MatchResult {
     let status = response.status().as_u16();
     let body = response.bytes().await.map_err(|e| get(&e))?;
     interpret(status, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_go_to_the_routed_port() {
+        let url = "https://thanos-querier.openshift-monitoring.svc.cluster.local:9091";
+        let cases = [
+            (None, url),
+            // The ClusterIP at the URL's port: the URL as it is.
+            (Some("172.30.0.10:9091"), url),
+            (
+                Some("127.0.0.1:40000"),
+                "https://thanos-querier.openshift-monitoring.svc.cluster.local:40000",
+            ),
+            (Some("127.0.0.1:443"), "https://querier.example/prefix"),
+        ];
+        for (connect_to, want) in cases {
+            let given = if want.ends_with("/prefix") {
+                "https://querier.example/prefix"
+            } else {
+                url
+            };
+            let connect_to = connect_to.map(|a| a.parse().unwrap());
+            assert_eq!(connect_url(given, connect_to), want, "{connect_to:?}");
+        }
+    }
 }

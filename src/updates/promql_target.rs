@@ -6,7 +6,11 @@
 //! is on the host network, where service DNS may not resolve; the URL's host stays the TLS
 //! server name), trusting the service CA (`/etc/tls/service-ca/service-ca.crt`) and sending the
 //! operator's ServiceAccount token.
+//!
+//! The decisions (the ClusterIP a Service gives, the address connected to) are plain functions;
+//! [`resolve`] is the shell that reads the Service.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
@@ -26,9 +30,10 @@ pub const DEFAULT_TOKEN_FILE: &str = "/var/run/secrets/kubernetes.io/serviceacco
 pub struct QuerierService {
     pub namespace: String,
     pub name: String,
-    /// Connect here instead of the ClusterIP. For tests on a cluster without kube-proxy, which
-    /// would route the ClusterIP to the querier.
-    pub route_to: Option<IpAddr>,
+    /// A stand-in for kube-proxy, for clusters that have none (the tests'): a connection to a
+    /// `ClusterIP:port` key goes to its value instead. With a map, an address it does not name
+    /// is never connected to (the evaluation fails, naming it). `None`: the ClusterIP itself.
+    pub kube_proxy: Option<BTreeMap<SocketAddr, SocketAddr>>,
 }
 
 /// Upstream's default: the Thanos querier Service, its CA and the operator's token.
@@ -42,7 +47,7 @@ pub fn default_target(budget: std::time::Duration) -> PrometheusOptions {
         service: Some(QuerierService {
             namespace: DEFAULT_SERVICE_NAMESPACE.into(),
             name: DEFAULT_SERVICE_NAME.into(),
-            route_to: None,
+            kube_proxy: None,
         }),
         connect_to: None,
         unreachable: None,
@@ -52,6 +57,44 @@ pub fn default_target(budget: std::time::Duration) -> PrometheusOptions {
 /// The URL's port (its scheme's default when it names none).
 fn port(url: &str) -> Option<u16> {
     reqwest::Url::parse(url).ok()?.port_or_known_default()
+}
+
+/// The ClusterIP of `service` (`namespace/name` for the message), as upstream reads
+/// `spec.clusterIP`: a headless or address-less Service has none.
+pub fn cluster_ip(service: &Service) -> Result<IpAddr, String> {
+    let ip = (service.spec.as_ref())
+        .and_then(|s| s.cluster_ip.clone())
+        .unwrap_or_default();
+    ip.parse::<IpAddr>().map_err(|_| {
+        format!(
+            "the Service {}/{} has no ClusterIP ({ip:?})",
+            service.metadata.namespace.as_deref().unwrap_or_default(),
+            service.metadata.name.as_deref().unwrap_or_default()
+        )
+    })
+}
+
+/// Where the queries to `url` connect: the Service's `ip` at the URL's port (upstream's
+/// `net.JoinHostPort(svc.Spec.ClusterIP, url.Port())`), through `service`'s kube-proxy
+/// stand-in when it has one.
+pub fn connect_address(
+    service: &QuerierService,
+    ip: IpAddr,
+    url: &str,
+) -> Result<SocketAddr, String> {
+    let port = port(url).ok_or_else(|| format!("{url:?} has no port"))?;
+    let cluster = SocketAddr::new(ip, port);
+    match &service.kube_proxy {
+        None => Ok(cluster),
+        Some(routes) => routes.get(&cluster).copied().ok_or_else(|| {
+            format!(
+                "no route to {cluster} (the ClusterIP of {}/{}): the kube-proxy stand-in routes only {}",
+                service.namespace,
+                service.name,
+                routes.keys().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            )
+        }),
+    }
 }
 
 /// `options` with the querier's address looked up (upstream `PromQL.Host`): every query of this
@@ -69,20 +112,11 @@ pub async fn resolve(client: &kube::Client, options: &PrometheusOptions) -> Prom
         }
         other => other.to_string(),
     });
-    let ip = found.and_then(|svc| {
-        let ip = (svc.spec.and_then(|s| s.cluster_ip)).unwrap_or_default();
-        ip.parse::<IpAddr>().map_err(|_| {
-            format!(
-                "the Service {}/{} has no ClusterIP ({ip:?})",
-                service.namespace, service.name
-            )
-        })
-    });
-    match ip {
-        Ok(ip) => {
-            let ip = service.route_to.unwrap_or(ip);
-            resolved.connect_to = port(url).map(|port| SocketAddr::new(ip, port));
-        }
+    match found.and_then(|svc| cluster_ip(&svc)) {
+        Ok(ip) => match connect_address(service, ip, url) {
+            Ok(addr) => resolved.connect_to = Some(addr),
+            Err(e) => resolved.unreachable = Some(e),
+        },
         Err(e) => resolved.unreachable = Some(format!("failure determine thanos IP: {e}")),
     }
     resolved
@@ -102,5 +136,85 @@ mod tests {
             target.service.map(|s| (s.namespace, s.name)),
             Some(("openshift-monitoring".into(), "thanos-querier".into()))
         );
+    }
+
+    fn service(cluster_ip: Option<&str>) -> Service {
+        let mut svc: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"namespace": "openshift-monitoring", "name": "thanos-querier"},
+            "spec": {}
+        }))
+        .unwrap();
+        if let Some(spec) = svc.spec.as_mut() {
+            spec.cluster_ip = cluster_ip.map(str::to_string);
+        }
+        svc
+    }
+
+    #[test]
+    fn the_cluster_ip_of_a_service() {
+        let cases: &[(Option<&str>, Result<&str, &str>)] = &[
+            (Some("172.30.0.10"), Ok("172.30.0.10")),
+            (Some("fd02::a"), Ok("fd02::a")),
+            (
+                Some("None"),
+                Err(r#"the Service openshift-monitoring/thanos-querier has no ClusterIP ("None")"#),
+            ),
+            (
+                None,
+                Err(r#"the Service openshift-monitoring/thanos-querier has no ClusterIP ("")"#),
+            ),
+        ];
+        for (given, want) in cases {
+            let got = cluster_ip(&service(*given));
+            let want = want
+                .map(|ip| ip.parse::<IpAddr>().unwrap())
+                .map_err(str::to_string);
+            assert_eq!(got, want, "{given:?}");
+        }
+    }
+
+    #[test]
+    fn the_address_connected_to() {
+        let querier = |routes: Option<&[(&str, &str)]>| QuerierService {
+            namespace: DEFAULT_SERVICE_NAMESPACE.into(),
+            name: DEFAULT_SERVICE_NAME.into(),
+            kube_proxy: routes.map(|r| {
+                (r.iter())
+                    .map(|(from, to)| (from.parse().unwrap(), to.parse().unwrap()))
+                    .collect()
+            }),
+        };
+        let ip: IpAddr = "172.30.0.10".parse().unwrap();
+        let routed: &[(&str, &str)] = &[("172.30.0.10:9091", "127.0.0.1:40000")];
+        let other: &[(&str, &str)] = &[("172.30.0.11:9091", "127.0.0.1:40000")];
+        type Routes<'a> = Option<&'a [(&'a str, &'a str)]>;
+        let cases: &[(Routes, &str, Result<&str, &str>)] = &[
+            // The URL's port at the ClusterIP, as upstream joins them.
+            (None, DEFAULT_URL, Ok("172.30.0.10:9091")),
+            (None, "https://querier.example", Ok("172.30.0.10:443")),
+            (Some(routed), DEFAULT_URL, Ok("127.0.0.1:40000")),
+            // Another Service's address, or another port: never connected to.
+            (
+                Some(other),
+                DEFAULT_URL,
+                Err(
+                    "no route to 172.30.0.10:9091 (the ClusterIP of openshift-monitoring/thanos-querier): the kube-proxy stand-in routes only 172.30.0.11:9091",
+                ),
+            ),
+            (
+                Some(routed),
+                "https://thanos-querier.openshift-monitoring.svc:9092",
+                Err(
+                    "no route to 172.30.0.10:9092 (the ClusterIP of openshift-monitoring/thanos-querier): the kube-proxy stand-in routes only 172.30.0.10:9091",
+                ),
+            ),
+        ];
+        for (routes, url, want) in cases {
+            let got = connect_address(&querier(*routes), ip, url);
+            let want = want
+                .map(|a| a.parse::<SocketAddr>().unwrap())
+                .map_err(str::to_string);
+            assert_eq!(got, want, "{routes:?} {url}");
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! for the monitoring stack's client certificate only (the cluster's client CA from
 //! `kube-system/extension-apiserver-authentication`); Prometheus configured from the payload's
 //! ServiceMonitor as prometheus-operator would; the shipped alerts' expressions evaluated on
-//! what it scrapes; Events about the ClusterVersion.
+//! what it scrapes; the TLS settings following the cluster's TLS profile (the APIServer
+//! `cluster`); Events about the ClusterVersion.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,7 +19,9 @@ use tokio::sync::watch;
 
 use cvo::cluster::ClusterOperator;
 use cvo::host::metrics_auth::MONITORING_IDENTITY;
-use cvo::host::metrics_tls::{MetricsTls, TlsServing, serve_tls, watch_client_ca};
+use cvo::host::metrics_tls::{
+    MetricsTls, TlsServing, serve_tls, watch_client_ca, watch_tls_profile,
+};
 use cvo::host::serve::bind;
 use cvo::host::tls_settings::TlsSettings;
 use cvo::operator::{Metrics, run};
@@ -509,4 +512,167 @@ pub async fn events_about_the_cluster_version(ctx: &Ctx<'_>) -> anyhow::Result<(
     )
     .await?;
     checked
+}
+
+/// The metrics server's TLS over `/healthz` (which needs no client certificate): whether a
+/// client limited to TLS 1.2 (`tls12`) or any client completes a request.
+async fn answers(ca: &str, addr: std::net::SocketAddr, tls12: bool) -> bool {
+    let Ok(certs) = reqwest::Certificate::from_pem_bundle(ca.as_bytes()) else {
+        return false;
+    };
+    let mut builder = reqwest::Client::builder()
+        .tls_certs_only(certs)
+        .resolve(SERVER_NAME, addr)
+        .timeout(Duration::from_secs(5));
+    if tls12 {
+        builder = builder.tls_version_max(reqwest::tls::Version::TLS_1_2);
+    }
+    let Ok(client) = builder.build() else {
+        return false;
+    };
+    get(&client, addr, "/healthz")
+        .await
+        .is_ok_and(|(code, _)| code == 200)
+}
+
+/// Waits until a TLS 1.2 client is served (`served`) or refused by the server at `addr`, while
+/// any client is served.
+async fn expect_tls12(
+    ca: &str,
+    addr: std::net::SocketAddr,
+    served: bool,
+    when: &str,
+) -> anyhow::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (tls12, any) = (
+            answers(ca, addr, true).await,
+            answers(ca, addr, false).await,
+        );
+        if tls12 == served && any {
+            return Ok(());
+        }
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "{when}: after 20s a TLS 1.2 client is {} and a TLS 1.3 one {}",
+            if tls12 { "served" } else { "refused" },
+            if any { "served" } else { "refused" }
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The cluster's TLS profile (the APIServer `cluster`, as upstream's `ProfileManager` reads
+/// it) is served once `spec.tlsAdherence` is `StrictAllComponents`, changes with it without a
+/// restart, and the flags override it: `Modern` refuses TLS 1.2 unless `--tls-min-version
+/// VersionTLS12` was given; a `Custom` TLS 1.2 profile with only RSA suites cannot serve this
+/// ECDSA certificate over TLS 1.2; `LegacyAdheringComponentsOnly` gives the defaults back.
+pub async fn metrics_tls_follows_the_cluster_tls_profile(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use kube::api::{DeleteParams, DynamicObject};
+    use kube::core::GroupVersionKind;
+    use kube::discovery::ApiResource;
+    super::foreign_crds::install_foreign_crds(&ctx.admin).await?;
+    let gvk = GroupVersionKind::gvk("config.openshift.io", "v1", "APIServer");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "apiservers");
+    let apiservers: Api<DynamicObject> = Api::all_with(ctx.admin.clone(), &resource);
+    let delete = || async {
+        match apiservers.delete("cluster", &DeleteParams::default()).await {
+            Ok(_) => anyhow::Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    };
+    delete().await?;
+    let dir = tempfile::tempdir()?;
+    let (serving, _) =
+        cvo::host::webhook::make_certificate(&[SERVER_NAME.to_string()], Timestamp::now())?;
+    let (cert_file, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&cert_file, &serving.certificate)?;
+    std::fs::write(&key_file, &serving.key)?;
+    let (tx, rx) = watch::channel(false);
+    let client_ca = watch_client_ca(ctx.admin.clone(), rx.clone());
+    let metrics = Arc::new(Metrics::new());
+    // One server without TLS flags, one with --tls-min-version VersionTLS12.
+    let mut servers = Vec::new();
+    for settings in [
+        TlsSettings::default(),
+        TlsSettings::parse("VersionTLS12", &[])?,
+    ] {
+        let tls = MetricsTls::new(&TlsServing {
+            cert_file: cert_file.clone(),
+            key_file: key_file.clone(),
+            settings,
+            reload_interval: Duration::from_secs(60),
+        })?;
+        watch_tls_profile(ctx.admin.clone(), tls.clone(), rx.clone());
+        let (listener, addr) = bind("127.0.0.1:0".parse()?).await?;
+        let task = tokio::spawn(serve_tls(
+            listener,
+            metrics.clone(),
+            tls,
+            client_ca.clone(),
+            rx.clone(),
+        ));
+        servers.push((addr, task));
+    }
+    let (plain, pinned) = (servers[0].0, servers[1].0);
+    let ca = serving.ca.as_str();
+    let set = |spec: serde_json::Value| {
+        let apiservers = apiservers.clone();
+        async move {
+            let object = json!({"apiVersion": "config.openshift.io/v1", "kind": "APIServer",
+                                "metadata": {"name": "cluster"}, "spec": spec});
+            apiservers
+                .patch(
+                    "cluster",
+                    &PatchParams::apply("cvo-test").force(),
+                    &Patch::Apply(&object),
+                )
+                .await?;
+            anyhow::Ok(())
+        }
+    };
+    let checks = async {
+        expect_tls12(ca, plain, true, "no APIServer").await?;
+        // A profile nobody is asked to adhere to is not served: Modern arrives only with
+        // StrictAllComponents (set after it, so that a wrongly served Modern would show first).
+        set(json!({"tlsSecurityProfile": {"type": "Modern", "modern": {}}})).await?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        expect_tls12(ca, plain, true, "Modern without tlsAdherence").await?;
+        set(json!({"tlsAdherence": "StrictAllComponents",
+                   "tlsSecurityProfile": {"type": "Modern", "modern": {}}}))
+        .await?;
+        expect_tls12(ca, plain, false, "Modern, StrictAllComponents").await?;
+        expect_tls12(
+            ca,
+            pinned,
+            true,
+            "Modern under --tls-min-version VersionTLS12",
+        )
+        .await?;
+        set(json!({"tlsAdherence": "StrictAllComponents",
+                   "tlsSecurityProfile": {"type": "Custom", "custom": {
+                       "minTLSVersion": "VersionTLS12",
+                       "ciphers": ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384"]}}}))
+        .await?;
+        expect_tls12(ca, plain, false, "Custom, RSA suites only").await?;
+        set(json!({"tlsAdherence": "StrictAllComponents",
+                   "tlsSecurityProfile": {"type": "Custom", "custom": {
+                       "minTLSVersion": "VersionTLS12",
+                       "ciphers": ["ECDHE-ECDSA-AES128-GCM-SHA256"]}}}))
+        .await?;
+        expect_tls12(ca, plain, true, "Custom, an ECDSA suite").await?;
+        set(json!({"tlsAdherence": "LegacyAdheringComponentsOnly",
+                   "tlsSecurityProfile": {"type": "Modern", "modern": {}}}))
+        .await?;
+        expect_tls12(ca, plain, true, "LegacyAdheringComponentsOnly").await?;
+        anyhow::Ok(())
+    };
+    let result = checks.await;
+    tx.send(true)?;
+    for (_, task) in servers {
+        task.await?;
+    }
+    delete().await?;
+    result
 }

@@ -157,7 +157,7 @@ pub fn check_history(s: &ClusterVersionStatus, want: &[(&str, &str)]) -> anyhow:
 
 /// Installs 4.17.0 with baseline None + Console and healthy operators; returns the loop's
 /// options and state after the first complete pass.
-async fn install_old(
+pub async fn install_old(
     ctx: &Ctx<'_>,
 ) -> anyhow::Result<(Api<ClusterVersion>, RunOptions, SyncState)> {
     let api = reset_cluster_version(ctx).await?;
@@ -1154,25 +1154,11 @@ fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Conditional update risks evaluated against a real Prometheus scraping this operator's own
-/// `/metrics` (issue 12). The graph offers 4.17.0 → 4.18.0 with a `PromQL` risk that matches
-/// this cluster (Console is enabled) and 4.17.0 → 4.17.1 with one that does not (Insights is
-/// not). With Prometheus unreachable both are `Unknown`/`EvaluationFailed`; once reachable,
-/// 4.18.0 is `Recommended=False` and requesting it is refused by `ClusterVersionRecommendedUpdate`
-/// until `acceptRisks` names the risk, 4.17.1 is recommended.
-pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyhow::Result<()> {
-    use cvo::host::serve::{bind, serve};
-
-    use super::prometheus_support::Prometheus;
-    use super::update_service_support::{Reply, UpdateService, graph};
-
-    let metrics = Arc::new(Metrics::new());
-    let (listener, addr) = bind("127.0.0.1:0".parse()?).await?;
-    let (stop, stopped) = watch::channel(false);
-    let server = tokio::spawn(serve(listener, metrics.clone(), stopped));
-    let Some(prometheus) = Prometheus::start(addr).await? else {
-        return Ok(());
-    };
+/// The graph the risk tests serve: 4.17.0 to 4.18.0 with the risk ConsoleBreaks (a `PromQL`
+/// rule that matches while the Console capability is enabled), to 4.17.1 with InsightsBreaks
+/// (Insights).
+pub fn risky_graph() -> String {
+    use super::update_service_support::graph;
     let risk = |name: &str, capability: &str| {
         json!({"url": format!("https://bug/{name}"), "name": name,
                "message": format!("{name} may happen."),
@@ -1183,7 +1169,7 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
         {"edges": [{"from": "4.17.0", "to": "4.18.0"}], "risks": [risk("ConsoleBreaks", "Console")]},
         {"edges": [{"from": "4.17.0", "to": "4.17.1"}], "risks": [risk("InsightsBreaks", "Insights")]},
     ]);
-    let body = graph(
+    graph(
         &[
             ("4.17.0", OLD),
             ("4.17.1", "quay.io/r@sha256:171"),
@@ -1191,7 +1177,53 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
         ],
         &[],
         conditional,
+    )
+}
+
+/// The `Recommended` condition of the conditional update to `version`: status, reason, message.
+pub fn recommended(s: &ClusterVersionStatus, version: &str) -> (String, String, String) {
+    (s.conditional_updates.iter())
+        .find(|u| u.release.version.as_deref() == Some(version))
+        .and_then(|u| u.conditions.iter().find(|c| c.type_ == "Recommended"))
+        .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+        .unwrap_or_default()
+}
+
+/// 4.18.0 is not recommended: ConsoleBreaks applies (this cluster has the Console).
+pub fn ensure_console_breaks(s: &ClusterVersionStatus) -> anyhow::Result<()> {
+    ensure!(
+        recommended(s, "4.18.0")
+            == (
+                "False".into(),
+                "ConsoleBreaks".into(),
+                "ConsoleBreaks may happen. https://bug/ConsoleBreaks".into()
+            ),
+        "{:?}",
+        recommended(s, "4.18.0")
     );
+    Ok(())
+}
+
+/// Conditional update risks evaluated against a real Prometheus scraping this operator's own
+/// `/metrics` (issue 12). The graph offers 4.17.0 → 4.18.0 with a `PromQL` risk that matches
+/// this cluster (Console is enabled) and 4.17.0 → 4.17.1 with one that does not (Insights is
+/// not). With Prometheus unreachable both are `Unknown`/`EvaluationFailed`; once reachable,
+/// 4.18.0 is `Recommended=False` and requesting it is refused by `ClusterVersionRecommendedUpdate`
+/// until `acceptRisks` names the risk, 4.17.1 is recommended.
+pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use cvo::host::serve::{bind, serve};
+
+    use super::prometheus_support::Prometheus;
+    use super::update_service_support::{Reply, UpdateService};
+
+    let metrics = Arc::new(Metrics::new());
+    let (listener, addr) = bind("127.0.0.1:0".parse()?).await?;
+    let (stop, stopped) = watch::channel(false);
+    let server = tokio::spawn(serve(listener, metrics.clone(), stopped));
+    let Some(prometheus) = Prometheus::start(addr).await? else {
+        return Ok(());
+    };
+    let body = risky_graph();
     let service = UpdateService::start(move |_| Reply::Graph(body.clone())).await;
 
     let result = async {
@@ -1206,13 +1238,6 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
         api.patch("version", &PatchParams::default(), &Patch::Merge(&upstream))
             .await?;
         clean_pass(c, &options, &mut state).await?;
-        let recommended = |s: &ClusterVersionStatus, version: &str| {
-            (s.conditional_updates.iter())
-                .find(|u| u.release.version.as_deref() == Some(version))
-                .and_then(|u| u.conditions.iter().find(|c| c.type_ == "Recommended"))
-                .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
-                .unwrap_or_default()
-        };
         let s = status(ctx).await?;
         let (status_, reason, message) = recommended(&s, "4.18.0");
         let unreachable = format!(
@@ -1242,16 +1267,7 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
         }
         clean_pass(c, &options, &mut state).await?;
         let s = status(ctx).await?;
-        ensure!(
-            recommended(&s, "4.18.0")
-                == (
-                    "False".into(),
-                    "ConsoleBreaks".into(),
-                    "ConsoleBreaks may happen. https://bug/ConsoleBreaks".into()
-                ),
-            "{:?}",
-            recommended(&s, "4.18.0")
-        );
+        ensure_console_breaks(&s)?;
         ensure!(
             recommended(&s, "4.17.1")
                 == (

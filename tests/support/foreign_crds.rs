@@ -10,9 +10,8 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use serde_json::json;
 
-/// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy and Proxy CRDs
-/// (schemaless) and waits
-/// until they are Established.
+/// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy, Proxy and
+/// APIServer CRDs (schemaless) and waits until they are Established.
 pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply("cvo-test").force();
@@ -38,6 +37,8 @@ pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
         // The egress settings the update service is reached with (no status subresource:
         // the tests write the status the network operator would).
         ("config.openshift.io", "proxies", "Proxy", "Cluster"),
+        // The cluster's TLS profile (spec.tlsSecurityProfile) the metrics server follows.
+        ("config.openshift.io", "apiservers", "APIServer", "Cluster"),
     ] {
         let name = format!("{plural}.{group}");
         let crd = json!({
