@@ -57,6 +57,7 @@ const PURE: &[&str] = &[
     "src/operator/health.rs",
     "src/operator/summary.rs",
     "src/operator/status.rs",
+    "src/operator/update_risks.rs",
     "src/components/deployment_targets/types.rs",
     "src/components/deployment_targets/keys.rs",
     "src/components/deployment_targets/model.rs",

@@ -9,8 +9,9 @@
 //! * [`desired`] (which release is requested), [`feature_gates`] (which gates the cluster has
 //!   enabled), [`precondition`], [`health`] (ClusterOperator
 //!   and workload health), [`summary`] (error summarization), [`upgradeable`] (the
-//!   `Upgradeable` risk sources), [`deletions`] (the payload's deletions in progress) and
-//!   [`status`] (the next ClusterVersion status).
+//!   `Upgradeable` risk sources), [`deletions`] (the payload's deletions in progress),
+//!   [`update_risks`] (the status' updates and their risks) and [`status`] (the next
+//!   ClusterVersion status).
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
@@ -34,6 +35,7 @@ pub mod run;
 pub mod status;
 pub mod summary;
 pub mod task;
+pub mod update_risks;
 pub mod upgradeable;
 pub mod watches;
 

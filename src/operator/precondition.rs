@@ -696,6 +696,7 @@ mod tests {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
         ConditionalUpdate {
             release: release(version),
+            risk_names: vec![],
             risks: vec![],
             conditions: (recommended.into_iter())
                 .map(|(status, reason, message)| Condition {

@@ -757,6 +757,7 @@ mod tests {
     fn risky(version: &str, status: &str, reason: &str, message: &str) -> ConditionalUpdate {
         ConditionalUpdate {
             release: release(version),
+            risk_names: vec![],
             risks: vec![],
             conditions: vec![Condition {
                 type_: "Recommended".into(),

@@ -1266,6 +1266,32 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
             .filter_map(|r| r.version.clone())
             .collect();
         ensure!(available == ["4.17.1"], "{available:?}");
+        // Each risk once, with whether it applies; each update names its risks.
+        let applies: Vec<_> = (s.conditional_update_risks.iter())
+            .map(|r| {
+                let c = r.conditions.iter().find(|c| c.type_ == "Applies");
+                (r.name.as_str(), c.map(|c| (c.status.as_str(), c.reason.as_str())))
+            })
+            .collect();
+        ensure!(
+            applies
+                == [
+                    ("ConsoleBreaks", Some(("True", "Match"))),
+                    ("InsightsBreaks", Some(("False", "NotMatch")))
+                ],
+            "{applies:?}"
+        );
+        let names: Vec<_> = (s.conditional_updates.iter())
+            .map(|u| (u.release.version.as_deref(), u.risk_names.clone()))
+            .collect();
+        ensure!(
+            names
+                == [
+                    (Some("4.18.0"), vec!["ConsoleBreaks".to_string()]),
+                    (Some("4.17.1"), vec!["InsightsBreaks".to_string()])
+                ],
+            "{names:?}"
+        );
         let scraped = metrics.encode();
         ensure!(
             scraped.contains(
