@@ -43,6 +43,7 @@ const PURE: &[&str] = &[
     "src/updates/request.rs",
     "src/updates/recommend.rs",
     "src/updates/retrieval.rs",
+    "src/updates/alerts.rs",
     "src/verify/mod.rs",
     "src/verify/atomic.rs",
     "src/verify/config.rs",

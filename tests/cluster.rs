@@ -52,6 +52,8 @@ mod monitoring_tests;
 mod opt_in_tests;
 #[path = "cluster/start.rs"]
 mod start_tests;
+#[path = "cluster/update_flow.rs"]
+mod update_flow_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
 use monitoring_tests::{events_about_the_cluster_version, monitoring_scrapes_over_tls_and_alerts};
@@ -188,6 +190,11 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_refuses_risky_updates_until_accepted", |c| {
         Box::pin(upgrade_refuses_risky_updates_until_accepted(c))
+    }),
+    ("update_risks_from_alerts_and_upgradeable", |c| {
+        Box::pin(update_flow_tests::update_risks_from_alerts_and_upgradeable(
+            c,
+        ))
     }),
     ("start_as_restricted_user", |c| {
         Box::pin(start_as_restricted_user(c))

@@ -15,10 +15,13 @@
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
-//! loading a requested release), [`events`] (Events about the ClusterVersion), [`metrics`] (the operator's metrics) and [`watches`] (what
-//! wakes the loop, and the ClusterOperators the metrics read). Leader election and
+//! loading a requested release), [`alert_risks`] (the firing alerts read for the `Alert` risk
+//! source), [`events`] (Events about the ClusterVersion), [`metrics`] (the operator's metrics)
+//! and [`watches`] (what wakes the loop, and the ClusterOperators the metrics read). Leader
+//! election and
 //! serving are the host's ([`crate::host`]), shared with the components' controllers.
 
+pub mod alert_risks;
 pub mod apply;
 pub mod cluster_metrics;
 pub mod deletions;

@@ -950,10 +950,12 @@ async fn refresh_updates(
     let Some(updates) = state.updates.as_mut() else {
         return;
     };
+    // The querier's address is looked up once for the risks and the alerts.
+    let target = crate::updates::promql_target::resolve(client, &options.prometheus).await;
     if retrieved || !settled(&updates.conditional, &updates.risks) {
-        let target = crate::updates::promql_target::resolve(client, &options.prometheus).await;
         prometheus::evaluate(updates, &target).await;
     }
+    super::alert_risks::refresh(updates, &target).await;
     let spec = &observed.cluster_version.spec;
     updates.accepted = (spec.desired_update.iter())
         .flat_map(|u| &u.accept_risks)

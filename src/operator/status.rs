@@ -7,7 +7,9 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::outcome::{Effect, Failure, PayloadLoad, PayloadLoadStep, Progress};
 use super::summary::{MULTIPLE_ERRORS, OperatorUpdateStartTimes, multiple_errors};
-use super::update_risks::{UpdatesStatus, accepted_risks_message, risk_names_of, updates_status};
+use super::update_risks::{
+    UpdatesStatus, accepted_risks_message, risk_names_of, source_risks, updates_status,
+};
 use super::upgradeable::{RiskFacts, RiskInput, Upgradeability, upgradeability};
 use crate::capability::{
     ClusterCapabilities, IMPLICITLY_ENABLED_CONDITION_TYPE,
@@ -169,8 +171,11 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
                 reason,
                 message,
             );
+            let sources = source_risks(&upgradeability.risks, &updates.alerts);
             updates_status(
                 updates,
+                &sources,
+                input.desired.version.as_deref().unwrap_or(""),
                 &previous.conditional_updates,
                 &previous.conditional_update_risks,
                 &now,
@@ -896,7 +901,7 @@ mod tests {
         let one = [FieldError {
             field: "spec.desiredUpdate.version",
             value: Some("4.0.4".into()),
-            detail: "when image is empty the update must be a previous version or an available update",
+            detail: "when image is empty the update must be an available update",
         }];
         let two = [
             FieldError {
@@ -925,7 +930,7 @@ mod tests {
             (
                 "True",
                 "InvalidClusterVersion",
-                r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be a previous version or an available update"#
+                r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be an available update"#
             )
         );
         assert_eq!(
@@ -1724,6 +1729,7 @@ mod tests {
             .into(),
             cache: Default::default(),
             accepted: Default::default(),
+            alerts: Default::default(),
         }
     }
 
@@ -1908,6 +1914,8 @@ mod tests {
         let risk = |name: &str, message: &str| UpgradeRisk {
             name: name.into(),
             message: message.into(),
+            url: String::new(),
+            joins_updates: true,
         };
         let risks = |risks: Vec<UpgradeRisk>| Upgradeability {
             risks,

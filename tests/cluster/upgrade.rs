@@ -157,7 +157,7 @@ pub fn check_history(s: &ClusterVersionStatus, want: &[(&str, &str)]) -> anyhow:
 
 /// Installs 4.17.0 with baseline None + Console and healthy operators; returns the loop's
 /// options and state after the first complete pass.
-async fn install_old(
+pub(super) async fn install_old(
     ctx: &Ctx<'_>,
 ) -> anyhow::Result<(Api<ClusterVersion>, RunOptions, SyncState)> {
     let api = reset_cluster_version(ctx).await?;
@@ -340,7 +340,7 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
         "Invalid",
         (
             "True",
-            r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.99.0": when image is empty the update must be a previous version or an available update"#,
+            r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.99.0": when image is empty the update must be an available update"#,
         ),
     )?;
     check_condition(
@@ -702,7 +702,7 @@ pub async fn upgrade_waits_for_upgradeable_risks(ctx: &Ctx<'_>) -> anyhow::Resul
 }
 
 /// Marks the console operator healthy, and not upgradeable with `message` when given.
-async fn set_console_upgradeable(
+pub(super) async fn set_console_upgradeable(
     ctx: &Ctx<'_>,
     payload: &Payload,
     message: Option<&str>,
@@ -972,7 +972,7 @@ pub async fn upgrade_status_shows_the_held_operator(ctx: &Ctx<'_>) -> anyhow::Re
 }
 
 /// `cvo upgrade ARGS --kubeconfig ...`: success, standard output, standard error.
-fn upgrade_cli(ctx: &Ctx<'_>, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
+pub(super) fn upgrade_cli(ctx: &Ctx<'_>, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
         .arg("upgrade")
         .args(args)
