@@ -68,7 +68,7 @@ use start_tests::{
 use upgrade_tests::{
     upgrade_command_requests_and_clears, upgrade_from_release_images,
     upgrade_moves_resources_into_capabilities, upgrade_preconditions_block_until_forced,
-    upgrade_refuses_risky_updates_until_accepted, upgrade_status_shows_the_held_operator,
+    upgrade_recommends_and_accepts_risky_updates, upgrade_status_shows_the_held_operator,
     upgrade_survives_apiserver_restart, upgrade_verifies_release_signatures,
     upgrade_waits_for_upgradeable_risks,
 };
@@ -188,8 +188,8 @@ const TESTS: &[(&str, TestFn)] = &[
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))
     }),
-    ("upgrade_refuses_risky_updates_until_accepted", |c| {
-        Box::pin(upgrade_refuses_risky_updates_until_accepted(c))
+    ("upgrade_recommends_and_accepts_risky_updates", |c| {
+        Box::pin(upgrade_recommends_and_accepts_risky_updates(c))
     }),
     ("update_risks_from_alerts_and_upgradeable", |c| {
         Box::pin(update_flow_tests::update_risks_from_alerts_and_upgradeable(

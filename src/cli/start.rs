@@ -271,7 +271,27 @@ fn metrics_server(args: &StartArgs) -> anyhow::Result<MetricsServer> {
 /// The Prometheus risk evaluation uses: the URL checked (an `http://` or `https://` URL with a
 /// host), the CA bundle read; the token file is read at every query.
 fn prometheus_options(args: &StartArgs) -> anyhow::Result<PrometheusOptions> {
-    if let Some(url) = &args.prometheus_url {
+    if args.prometheus_url.is_none() {
+        let budget = Duration::from_secs(args.prometheus_timeout);
+        return Ok(crate::updates::promql_target::default_target(budget));
+    }
+    prometheus_options_from(
+        args.prometheus_url.as_ref(),
+        args.prometheus_ca.as_ref(),
+        args.prometheus_token_file.as_ref(),
+        args.prometheus_timeout,
+    )
+}
+
+/// [`PrometheusOptions`] from the `--prometheus-*` flags of `cvo start` and `cvo upgrade
+/// recommend`, checked.
+pub(super) fn prometheus_options_from(
+    prometheus_url: Option<&String>,
+    prometheus_ca: Option<&PathBuf>,
+    prometheus_token_file: Option<&PathBuf>,
+    timeout: u64,
+) -> anyhow::Result<PrometheusOptions> {
+    if let Some(url) = prometheus_url {
         let parsed = reqwest::Url::parse(url).map_err(|e| {
             anyhow::anyhow!(
                 "--prometheus-url {url:?} is not a URL ({e}): give the Prometheus API's base, e.g. https://thanos-querier.openshift-monitoring.svc:9091"
@@ -282,26 +302,22 @@ fn prometheus_options(args: &StartArgs) -> anyhow::Result<PrometheusOptions> {
             "--prometheus-url {url:?} must be an http:// or https:// URL with a host, e.g. https://thanos-querier.openshift-monitoring.svc:9091"
         );
     }
-    let ca_bundle = match &args.prometheus_ca {
+    let ca_bundle = match prometheus_ca {
         Some(path) => Some(
             std::fs::read(path)
                 .with_context(|| format!("cannot read --prometheus-ca {}", path.display()))?,
         ),
         None => None,
     };
-    if let Some(path) = &args.prometheus_token_file {
+    if let Some(path) = prometheus_token_file {
         std::fs::metadata(path)
             .with_context(|| format!("cannot read --prometheus-token-file {}", path.display()))?;
     }
-    let budget = Duration::from_secs(args.prometheus_timeout);
-    if args.prometheus_url.is_none() {
-        return Ok(crate::updates::promql_target::default_target(budget));
-    }
     Ok(PrometheusOptions {
-        url: args.prometheus_url.clone(),
+        url: prometheus_url.cloned(),
         ca_bundle,
-        token_file: args.prometheus_token_file.clone(),
-        budget,
+        token_file: prometheus_token_file.cloned(),
+        budget: Duration::from_secs(timeout),
         ..PrometheusOptions::default()
     })
 }

@@ -12,8 +12,11 @@
 //! with [`promql_target`] (upstream's default target, the cluster's Thanos querier), with the
 //! `cluster` feature. The admin's side,
 //! also pure and with the `cluster` feature: [`admin`] (`cvo upgrade`), [`progress`]
-//! (`cvo upgrade status`), [`channel`] (`cvo upgrade channel`).
+//! (`cvo upgrade status`), [`channel`] (`cvo upgrade channel`), [`accept`] (`cvo upgrade
+//! accept`), [`recommendations`] (`cvo upgrade recommend`).
 
+#[cfg(feature = "cluster")]
+pub mod accept;
 #[cfg(feature = "cluster")]
 pub mod admin;
 pub mod alerts;
@@ -31,6 +34,8 @@ pub mod promql;
 #[cfg(feature = "cluster")]
 pub mod promql_target;
 pub mod recommend;
+#[cfg(feature = "cluster")]
+pub mod recommendations;
 pub mod request;
 pub mod retrieval;
 pub mod rules;
