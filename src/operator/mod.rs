@@ -29,6 +29,7 @@ pub mod desired;
 pub mod events;
 pub mod feature_gates;
 pub mod health;
+pub mod history;
 pub mod metrics;
 pub mod outcome;
 pub mod pass;

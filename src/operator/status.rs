@@ -753,7 +753,8 @@ fn merge_equal(entry: &mut UpdateHistory, desired: &Release) -> bool {
     false
 }
 
-/// `mergeOperatorHistory` (spec §5.2): newest first, at most [`MAX_HISTORY`] entries.
+/// `mergeOperatorHistory` (spec §5.2): newest first, at most [`MAX_HISTORY`] entries (upstream
+/// main's weighted prune, [`super::history`]).
 pub fn merge_history(
     mut history: Vec<UpdateHistory>,
     desired: &Release,
@@ -793,24 +794,8 @@ pub fn merge_history(
             },
         );
     }
-    prune_history(&mut history);
+    super::history::prune(&mut history, MAX_HISTORY);
     history
-}
-
-/// Upstream `pruneStatusHistory`: at most [`MAX_HISTORY`] entries, dropping the one at that
-/// index unless it is a completed update (the initial install), which is kept in last place
-/// instead of its newer neighbour.
-fn prune_history(history: &mut Vec<UpdateHistory>) {
-    if history.len() <= MAX_HISTORY {
-        return;
-    }
-    if history[MAX_HISTORY].state == "Completed" {
-        let initial = history.swap_remove(MAX_HISTORY);
-        history.truncate(MAX_HISTORY - 1);
-        history.push(initial);
-    } else {
-        history.truncate(MAX_HISTORY);
-    }
 }
 
 #[cfg(test)]
@@ -2145,14 +2130,17 @@ mod tests {
         assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.99"));
         assert_eq!(h[MAX_HISTORY - 2].version.as_deref(), Some("4.0.97"));
 
-        // A partial oldest entry is simply dropped.
+        // The entry at the limit is kept even when partial (upstream's weighted prune); the
+        // oldest completed one of the same minor after it is the least informative.
         let mut partial: Vec<_> = (0..MAX_HISTORY)
             .map(|i| entry("Completed", &format!("4.0.{i}"), "x", Some(T0)))
             .collect();
         partial[MAX_HISTORY - 1].state = "Partial".into();
         let h = merge_history(partial, &desired("4.18.0", "img@sha256:1"), false, &t(T1));
         assert_eq!(h.len(), MAX_HISTORY);
-        assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.98"));
+        assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.99"));
+        assert_eq!(h[MAX_HISTORY - 2].version.as_deref(), Some("4.0.98"));
+        assert_eq!(h[MAX_HISTORY - 3].version.as_deref(), Some("4.0.96"));
     }
 
     #[test]
