@@ -92,10 +92,14 @@ pub struct StartArgs {
     /// The pod this replica runs in (the downward API's `metadata.name`).
     #[arg(long, value_name = "NAME", env = "POD_NAME", hide = true)]
     pub pod_name: Option<String>,
-    /// The update service asked for the graph when `spec.upstream` is empty; "" for none
-    /// (`RetrievedUpdates=False`, `NoUpstream`).
+    /// The preferred update service, as upstream's flag: when set, it is asked for the graph
+    /// instead of the ClusterVersion's `spec.upstream`.
+    #[arg(long, value_name = "URL")]
+    pub update_service: Option<String>,
+    /// The update service asked when neither --update-service nor `spec.upstream` is set; ""
+    /// for none (`RetrievedUpdates=False`, `NoUpstream`).
     #[arg(long, value_name = "URL", default_value = DEFAULT_UPDATE_SERVICE)]
-    pub update_service: String,
+    pub default_update_service: String,
     /// How long one request to the update service may take (`RemoteFailed` after it).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub update_service_timeout: u64,
@@ -175,7 +179,8 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
             )
         }),
         metrics: Some(metrics.clone()),
-        update_service: Some(args.update_service.clone()).filter(|u| !u.is_empty()),
+        update_service: Some(args.default_update_service.clone()).filter(|u| !u.is_empty()),
+        preferred_update_service: args.update_service.clone().filter(|u| !u.is_empty()),
         update_fetch: FetchOptions {
             timeout: Duration::from_secs(args.update_service_timeout),
             ca_bundle,

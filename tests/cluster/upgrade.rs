@@ -1044,7 +1044,7 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
             .await?;
         let once = |payload: &str| -> anyhow::Result<()> {
             let out = cvo(ctx, tmp.path(), &["start", "--once", "--disable-leader-election"])
-                .args(["--listen", "", "--update-service", "", "--payload", payload])
+                .args(["--listen", "", "--default-update-service", "", "--payload", payload])
                 .output()?;
             ensure!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
             Ok(())
