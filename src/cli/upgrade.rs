@@ -26,7 +26,7 @@ use crate::updates::admin::{
     Decision, Report, UpgradeRequest, check_request, decide, summary, summary_json,
 };
 use crate::updates::channel::{ChannelDecision, decide_channel};
-use crate::updates::progress::{assess, render};
+use crate::updates::progress::{Details, assess, render};
 use crate::updates::{accept, recommendations};
 
 #[derive(Debug, Args)]
@@ -146,8 +146,34 @@ pub struct StatusArgs {
     /// `text` (oc's sections) or `json` (the assessment; see docs/install-and-operate.md for its fields).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusFormat::Text)]
     pub output: StatusFormat,
+    /// The sections shown in full (oc's `--details`): `operators` (the updating operators'
+    /// table), `health` (each insight with its description, reference and resources), `all`;
+    /// `nodes` shows nothing more (no MachineConfigPools).
+    #[arg(long, value_enum, default_value_t = StatusDetails::None)]
+    pub details: StatusDetails,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusDetails {
+    None,
+    All,
+    Nodes,
+    Health,
+    Operators,
+}
+
+impl From<StatusDetails> for Details {
+    fn from(d: StatusDetails) -> Details {
+        match d {
+            StatusDetails::None => Details::None,
+            StatusDetails::All => Details::All,
+            StatusDetails::Nodes => Details::Nodes,
+            StatusDetails::Health => Details::Health,
+            StatusDetails::Operators => Details::Operators,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -266,7 +292,12 @@ fn upgrade_status(args: StatusArgs) -> CliResult {
                 super::emit(&text);
             }
             StatusFormat::Text => {
-                let (text, warnings) = render(&progress, now, std::io::stdout().is_terminal());
+                let (text, warnings) = render(
+                    &progress,
+                    now,
+                    std::io::stdout().is_terminal(),
+                    args.details.into(),
+                );
                 eprint!("{warnings}");
                 out(&text);
             }

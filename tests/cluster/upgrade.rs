@@ -861,6 +861,16 @@ pub async fn upgrade_status_shows_the_held_operator(ctx: &Ctx<'_>) -> anyhow::Re
     );
 
     let (ok, out, err) = upgrade_cli(ctx, &["status"])?;
+    ensure!(
+        ok && err.is_empty() && !out.contains("Updating Cluster Operators"),
+        "{out}{err}"
+    );
+    let (ok, _, err) = upgrade_cli(ctx, &["status", "--details", "operator"])?;
+    ensure!(
+        !ok && err.contains("invalid value 'operator' for '--details <DETAILS>'"),
+        "{err}"
+    );
+    let (ok, out, err) = upgrade_cli(ctx, &["status", "--details", "operators"])?;
     ensure!(ok && err.is_empty(), "{out}{err}");
     ensure!(
         out.starts_with("An update is in progress for ")
