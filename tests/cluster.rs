@@ -56,6 +56,8 @@ mod opt_in_tests;
 mod querier_tests;
 #[path = "cluster/start.rs"]
 mod start_tests;
+#[path = "cluster/update_flow.rs"]
+mod update_flow_tests;
 #[path = "cluster/upgrade.rs"]
 mod upgrade_tests;
 use feature_gates_tests::feature_gates_come_from_the_cluster_feature_gate;
@@ -75,7 +77,7 @@ use start_tests::{
 use upgrade_tests::{
     upgrade_command_requests_and_clears, upgrade_from_release_images,
     upgrade_moves_resources_into_capabilities, upgrade_preconditions_block_until_forced,
-    upgrade_refuses_risky_updates_until_accepted, upgrade_status_shows_the_held_operator,
+    upgrade_recommends_and_accepts_risky_updates, upgrade_status_shows_the_held_operator,
     upgrade_survives_apiserver_restart, upgrade_verifies_release_signatures,
     upgrade_waits_for_upgradeable_risks,
 };
@@ -201,8 +203,13 @@ const TESTS: &[(&str, TestFn)] = &[
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))
     }),
-    ("upgrade_refuses_risky_updates_until_accepted", |c| {
-        Box::pin(upgrade_refuses_risky_updates_until_accepted(c))
+    ("upgrade_recommends_and_accepts_risky_updates", |c| {
+        Box::pin(upgrade_recommends_and_accepts_risky_updates(c))
+    }),
+    ("update_risks_from_alerts_and_upgradeable", |c| {
+        Box::pin(update_flow_tests::update_risks_from_alerts_and_upgradeable(
+            c,
+        ))
     }),
     ("risks_are_evaluated_at_the_cluster_querier", |c| {
         Box::pin(risks_are_evaluated_at_the_cluster_querier(c))

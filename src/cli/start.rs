@@ -97,10 +97,14 @@ pub struct StartArgs {
     /// The pod this replica runs in (the downward API's `metadata.name`).
     #[arg(long, value_name = "NAME", env = "POD_NAME", hide = true)]
     pub pod_name: Option<String>,
-    /// The update service asked for the graph when `spec.upstream` is empty; "" for none
-    /// (`RetrievedUpdates=False`, `NoUpstream`).
+    /// The preferred update service, as upstream's flag: when set, it is asked for the graph
+    /// instead of the ClusterVersion's `spec.upstream`.
+    #[arg(long, value_name = "URL")]
+    pub update_service: Option<String>,
+    /// The update service asked when neither --update-service nor `spec.upstream` is set; ""
+    /// for none (`RetrievedUpdates=False`, `NoUpstream`).
     #[arg(long, value_name = "URL", default_value = DEFAULT_UPDATE_SERVICE)]
-    pub update_service: String,
+    pub default_update_service: String,
     /// How long one request to the update service may take (`RemoteFailed` after it).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub update_service_timeout: u64,
@@ -180,7 +184,8 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
             )
         }),
         metrics: Some(metrics.clone()),
-        update_service: Some(args.update_service.clone()).filter(|u| !u.is_empty()),
+        update_service: Some(args.default_update_service.clone()).filter(|u| !u.is_empty()),
+        preferred_update_service: args.update_service.clone().filter(|u| !u.is_empty()),
         update_fetch: FetchOptions {
             timeout: Duration::from_secs(args.update_service_timeout),
             ca_bundle,
@@ -277,7 +282,27 @@ fn metrics_server(args: &StartArgs) -> anyhow::Result<MetricsServer> {
 /// The Prometheus risk evaluation uses: the URL checked (an `http://` or `https://` URL with a
 /// host), the CA bundle read; the token file is read at every query.
 fn prometheus_options(args: &StartArgs) -> anyhow::Result<PrometheusOptions> {
-    if let Some(url) = &args.prometheus_url {
+    if args.prometheus_url.is_none() {
+        let budget = Duration::from_secs(args.prometheus_timeout);
+        return Ok(crate::updates::promql_target::default_target(budget));
+    }
+    prometheus_options_from(
+        args.prometheus_url.as_ref(),
+        args.prometheus_ca.as_ref(),
+        args.prometheus_token_file.as_ref(),
+        args.prometheus_timeout,
+    )
+}
+
+/// [`PrometheusOptions`] from the `--prometheus-*` flags of `cvo start` and `cvo upgrade
+/// recommend`, checked.
+pub(super) fn prometheus_options_from(
+    prometheus_url: Option<&String>,
+    prometheus_ca: Option<&PathBuf>,
+    prometheus_token_file: Option<&PathBuf>,
+    timeout: u64,
+) -> anyhow::Result<PrometheusOptions> {
+    if let Some(url) = prometheus_url {
         let parsed = reqwest::Url::parse(url).map_err(|e| {
             anyhow::anyhow!(
                 "--prometheus-url {url:?} is not a URL ({e}): give the Prometheus API's base, e.g. https://thanos-querier.openshift-monitoring.svc:9091"
@@ -288,26 +313,22 @@ fn prometheus_options(args: &StartArgs) -> anyhow::Result<PrometheusOptions> {
             "--prometheus-url {url:?} must be an http:// or https:// URL with a host, e.g. https://thanos-querier.openshift-monitoring.svc:9091"
         );
     }
-    let ca_bundle = match &args.prometheus_ca {
+    let ca_bundle = match prometheus_ca {
         Some(path) => Some(
             std::fs::read(path)
                 .with_context(|| format!("cannot read --prometheus-ca {}", path.display()))?,
         ),
         None => None,
     };
-    if let Some(path) = &args.prometheus_token_file {
+    if let Some(path) = prometheus_token_file {
         std::fs::metadata(path)
             .with_context(|| format!("cannot read --prometheus-token-file {}", path.display()))?;
     }
-    let budget = Duration::from_secs(args.prometheus_timeout);
-    if args.prometheus_url.is_none() {
-        return Ok(crate::updates::promql_target::default_target(budget));
-    }
     Ok(PrometheusOptions {
-        url: args.prometheus_url.clone(),
+        url: prometheus_url.cloned(),
         ca_bundle,
-        token_file: args.prometheus_token_file.clone(),
-        budget,
+        token_file: prometheus_token_file.cloned(),
+        budget: Duration::from_secs(timeout),
         ..PrometheusOptions::default()
     })
 }

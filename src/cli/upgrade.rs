@@ -2,9 +2,12 @@
 //! the update status; with `--to`, `--to-image`, `--to-latest`, `--to-multi-arch` or `--clear`
 //! it merge-patches `spec.desiredUpdate` as oc does. `cvo upgrade status` shows the progress of
 //! an update in progress (`oc adm upgrade status`, read-only); `cvo upgrade channel NAME` sets
-//! `spec.channel` (`oc adm upgrade channel`). The decisions and texts are
-//! [`crate::updates::admin`]'s, [`crate::updates::progress`]'s and
-//! [`crate::updates::channel`]'s; this reads and writes the objects.
+//! `spec.channel` (`oc adm upgrade channel`); `cvo upgrade accept` manages
+//! `spec.desiredUpdate.acceptRisks` (`oc adm upgrade accept`) and `cvo upgrade recommend` shows
+//! the recommendations (`oc adm upgrade recommend`). The decisions and texts are
+//! [`crate::updates::admin`]'s, [`crate::updates::progress`]'s, [`crate::updates::channel`]'s,
+//! [`crate::updates::accept`]'s and [`crate::updates::recommendations`]'s; this reads and
+//! writes the objects.
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -23,7 +26,8 @@ use crate::updates::admin::{
     Decision, Report, UpgradeRequest, check_request, decide, summary, summary_json,
 };
 use crate::updates::channel::{ChannelDecision, decide_channel};
-use crate::updates::progress::{assess, render};
+use crate::updates::progress::{Details, assess, render};
+use crate::updates::{accept, recommendations};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -82,6 +86,59 @@ pub enum UpgradeCommand {
     /// Set or clear (an empty NAME) the update channel, `spec.channel` (`oc adm upgrade
     /// channel`): a channel the current release does not list needs --allow-explicit-channel.
     Channel(ChannelArgs),
+    /// Accept conditional update risks, `spec.desiredUpdate.acceptRisks` (`oc adm upgrade
+    /// accept`): `RiskA,RiskB` adds them, `RiskC-` stops accepting one, --replace replaces the
+    /// list, --clear empties it.
+    Accept(AcceptArgs),
+    /// The update recommendations (`oc adm upgrade recommend`): the cluster's concerns (Failing,
+    /// an update in progress, firing alerts), then the updates by minor version; --version
+    /// tells one release's issues and fails unless each is named in --accept. Read-only.
+    Recommend(RecommendArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    /// The risks, comma-separated: `RiskA,RiskB` accepts them, `RiskC-` stops accepting RiskC.
+    #[arg(value_name = "RISKS", conflicts_with = "clear")]
+    pub risks: Option<String>,
+    /// Replace the accepted risks with these (no `RISK-`).
+    #[arg(long)]
+    pub replace: bool,
+    /// Accept no risk.
+    #[arg(long)]
+    pub clear: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RecommendArgs {
+    /// Also list the older releases of each minor version, one line each.
+    #[arg(long)]
+    pub show_outdated_releases: bool,
+    /// One target release's issues (a semantic version).
+    #[arg(long, value_name = "VERSION")]
+    pub version: Option<String>,
+    /// With --version: print only the issues not accepted.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Issue names found acceptable (comma-separated or repeated): with --version, an issue not
+    /// named fails the command.
+    #[arg(long, value_name = "ISSUE", value_delimiter = ',')]
+    pub accept: Vec<String>,
+    /// The Prometheus (or Thanos querier) HTTP API whose firing alerts the precheck reads
+    /// (`<URL>/api/v1/alerts`, e.g. the route of openshift-monitoring/thanos-querier); without
+    /// it the precheck fails (issue FailedToCompletePrecheck).
+    #[arg(long, value_name = "URL")]
+    pub prometheus_url: Option<String>,
+    /// PEM CA certificates: the only roots trusted for --prometheus-url.
+    #[arg(long, value_name = "PATH", requires = "prometheus_url")]
+    pub prometheus_ca: Option<PathBuf>,
+    /// A file holding the bearer token sent to --prometheus-url.
+    #[arg(long, value_name = "PATH", requires = "prometheus_url")]
+    pub prometheus_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 #[derive(Debug, Args)]
@@ -89,8 +146,34 @@ pub struct StatusArgs {
     /// `text` (oc's sections) or `json` (the assessment; see docs/install-and-operate.md for its fields).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = StatusFormat::Text)]
     pub output: StatusFormat,
+    /// The sections shown in full (oc's `--details`): `operators` (the updating operators'
+    /// table), `health` (each insight with its description, reference and resources), `all`;
+    /// `nodes` shows nothing more (no MachineConfigPools).
+    #[arg(long, value_enum, default_value_t = StatusDetails::None)]
+    pub details: StatusDetails,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusDetails {
+    None,
+    All,
+    Nodes,
+    Health,
+    Operators,
+}
+
+impl From<StatusDetails> for Details {
+    fn from(d: StatusDetails) -> Details {
+        match d {
+            StatusDetails::None => Details::None,
+            StatusDetails::All => Details::All,
+            StatusDetails::Nodes => Details::Nodes,
+            StatusDetails::Health => Details::Health,
+            StatusDetails::Operators => Details::Operators,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -152,6 +235,8 @@ pub fn upgrade(args: UpgradeArgs) -> CliResult {
     match args.command {
         Some(UpgradeCommand::Status(status)) => return upgrade_status(status),
         Some(UpgradeCommand::Channel(channel)) => return upgrade_channel(channel),
+        Some(UpgradeCommand::Accept(accept)) => return upgrade_accept(accept),
+        Some(UpgradeCommand::Recommend(recommend)) => return upgrade_recommend(recommend),
         None => {}
     }
     let request = args.request();
@@ -207,7 +292,12 @@ fn upgrade_status(args: StatusArgs) -> CliResult {
                 super::emit(&text);
             }
             StatusFormat::Text => {
-                let (text, warnings) = render(&progress, now, std::io::stdout().is_terminal());
+                let (text, warnings) = render(
+                    &progress,
+                    now,
+                    std::io::stdout().is_terminal(),
+                    args.details.into(),
+                );
                 eprint!("{warnings}");
                 out(&text);
             }
@@ -233,6 +323,72 @@ fn upgrade_channel(args: ChannelArgs) -> CliResult {
             }
         }
         Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `cvo upgrade accept`: merge-patches `spec.desiredUpdate.acceptRisks` (`null` empties it).
+fn upgrade_accept(args: AcceptArgs) -> CliResult {
+    let request =
+        accept::parse(args.risks.as_deref(), args.replace, args.clear).map_err(|e| anyhow!(e))?;
+    runtime()?.block_on(async {
+        let (api, cv) = cluster_version(&args.cluster).await?;
+        match accept::decide(&cv, &request) {
+            accept::AcceptDecision::Unchanged { out: text, err } => {
+                eprint!("{err}");
+                out(&text);
+            }
+            accept::AcceptDecision::Patch {
+                accept_risks,
+                out: text,
+                err,
+            } => {
+                eprint!("{err}");
+                let patch = json!({"spec": {"desiredUpdate": {"acceptRisks": accept_risks}}});
+                api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map_err(|e| anyhow!("unable to accept risks: {e}"))?;
+                out(&text);
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `cvo upgrade recommend`: reads the ClusterVersion and, for the precheck, the firing alerts.
+fn upgrade_recommend(args: RecommendArgs) -> CliResult {
+    let version = recommendations::check(
+        args.version.as_deref(),
+        args.show_outdated_releases,
+        args.quiet,
+    )
+    .map_err(|e| anyhow!(e))?;
+    let prometheus = super::start::prometheus_options_from(
+        args.prometheus_url.as_ref(),
+        args.prometheus_ca.as_ref(),
+        args.prometheus_token_file.as_ref(),
+        args.cluster.connect_timeout,
+    )?;
+    let request = recommendations::RecommendRequest {
+        version,
+        show_outdated: args.show_outdated_releases,
+        quiet: args.quiet,
+        accept: args.accept.iter().cloned().collect(),
+    };
+    runtime()?.block_on(async {
+        let (_, cv) = cluster_version(&args.cluster).await?;
+        let precheck = match &prometheus.url {
+            None => Err("no Prometheus to read the firing alerts from: pass --prometheus-url (for example the route of openshift-monitoring/thanos-querier) with --prometheus-token-file".to_string()),
+            Some(_) => crate::updates::prometheus::alerts(&prometheus)
+                .await
+                .map(|alerts| crate::updates::alerts::recommend_conditions(&alerts)),
+        };
+        let shown = recommendations::recommend(&cv, &request, precheck);
+        eprint!("{}", shown.err);
+        out(&shown.out);
+        match shown.error {
+            Some(error) => Err(anyhow!(error).into()),
+            None => Ok(ExitCode::SUCCESS),
+        }
     })
 }
 

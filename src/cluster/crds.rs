@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::capability::{CapabilitiesSpec, Capability};
 use crate::include::ComponentOverride;
-pub use crate::updates::ConditionalUpdateRisk;
+use crate::updates::graph::ClusterCondition;
 
 /// The cluster profiles that run a CVO of their own; upstream's CRD manifests carry these
 /// include annotations, so the bundled payload's copies do too.
@@ -155,6 +155,15 @@ pub struct ClusterVersionStatus {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub conditional_updates: Vec<ConditionalUpdate>,
+    /// Every risk of `conditionalUpdates`, once, by name (gate `ClusterUpdateAcceptRisks`),
+    /// each with its `Applies` condition: whether it applies to this cluster.
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 500))]
+    pub conditional_update_risks: Vec<ConditionalUpdateRisk>,
 }
 
 /// An entry of `status.conditionalUpdates`: a release, its risks and whether it is
@@ -163,6 +172,15 @@ pub struct ClusterVersionStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ConditionalUpdate {
     pub release: Release,
+    /// The names of `risks`, sorted (gate `ClusterUpdateAcceptRisks`): entries of
+    /// `status.conditionalUpdateRisks`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 500))]
+    pub risk_names: Vec<String>,
     #[serde(default, deserialize_with = "null_as_empty")]
     pub risks: Vec<ConditionalUpdateRisk>,
     /// `Recommended`.
@@ -172,6 +190,45 @@ pub struct ConditionalUpdate {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub conditions: Vec<Condition>,
+}
+
+/// A risk of a conditional update (API `ConditionalUpdateRisk`): `status.conditionalUpdateRisks`
+/// and `status.conditionalUpdates[].risks`. The update service's risks
+/// ([`crate::updates::graph::ConditionalUpdateRisk`]) have no conditions; the status gives each
+/// its `Applies` condition.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionalUpdateRisk {
+    /// `Applies` (gate `ClusterUpdateAcceptRisks`): `True` (`Match`, or an alert's
+    /// `Alert:firing`), `False` (`NotMatch`) or `Unknown` (`EvaluationFailed`).
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    #[schemars(length(max = 8))]
+    pub conditions: Vec<Condition>,
+    #[serde(default)]
+    pub url: String,
+    /// A CamelCase name, unique within the status.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub matching_rules: Vec<ClusterCondition>,
+}
+
+impl From<&crate::updates::graph::ConditionalUpdateRisk> for ConditionalUpdateRisk {
+    fn from(risk: &crate::updates::graph::ConditionalUpdateRisk) -> Self {
+        ConditionalUpdateRisk {
+            conditions: Vec::new(),
+            url: risk.url.clone(),
+            name: risk.name.clone(),
+            message: risk.message.clone(),
+            matching_rules: risk.matching_rules.clone(),
+        }
+    }
 }
 
 /// A release: `status.desired` and the entries of `status.availableUpdates`.

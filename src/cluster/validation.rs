@@ -67,12 +67,20 @@ pub fn validate_cluster_version(cv: &ClusterVersion) -> Vec<FieldError> {
     if let Some(update) = &spec.desired_update {
         let version = update.version.as_deref().unwrap_or_default();
         let image = update.image.as_deref().unwrap_or_default();
+        let architecture = update.architecture.as_deref().unwrap_or_default();
         const FIELD: &str = "spec.desiredUpdate.version";
-        if version.is_empty() && image.is_empty() {
+        // Upstream main (acceptRisks reconciled): a desiredUpdate that only accepts risks is
+        // valid. Its error is on `spec.desiredUpdate` itself, which ClearInvalidFields (a
+        // `spec.desiredUpdate.` prefix) leaves in place, as upstream's does.
+        if version.is_empty()
+            && image.is_empty()
+            && architecture.is_empty()
+            && update.accept_risks.is_empty()
+        {
             errors.push(FieldError {
-                field: FIELD,
+                field: "spec.desiredUpdate",
                 value: None,
-                detail: "must specify version or image",
+                detail: "must specify architecture, version, image, or acceptRisks",
             });
         } else if !version.is_empty() && semver::Version::parse(version).is_err() {
             errors.push(invalid(
@@ -85,7 +93,7 @@ pub fn validate_cluster_version(cv: &ClusterVersion) -> Vec<FieldError> {
                 0 => errors.push(invalid(
                     FIELD,
                     version,
-                    "when image is empty the update must be a previous version or an available update",
+                    "when image is empty the update must be an available update",
                 )),
                 1 => {}
                 _ => errors.push(invalid(
@@ -259,8 +267,15 @@ mod tests {
         );
         assert_eq!(
             messages(&with(None, None)),
-            ["spec.desiredUpdate.version: Required value: must specify version or image"]
+            [
+                "spec.desiredUpdate: Required value: must specify architecture, version, image, or acceptRisks"
+            ]
         );
+        let mut accepting = with(None, None);
+        if let Some(u) = accepting.spec.desired_update.as_mut() {
+            u.accept_risks = vec![crate::cluster::AcceptRisk { name: "R".into() }];
+        }
+        assert!(messages(&accepting).is_empty(), "risks only");
         assert_eq!(
             messages(&with(Some("4.0"), None)),
             [
@@ -270,7 +285,7 @@ mod tests {
         assert_eq!(
             messages(&with(Some("4.0.4"), None)),
             [
-                r#"spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be a previous version or an available update"#
+                r#"spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be an available update"#
             ]
         );
         assert_eq!(

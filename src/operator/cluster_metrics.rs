@@ -515,6 +515,7 @@ mod tests {
                 version: Some(version.into()),
                 ..Default::default()
             },
+            risk_names: vec![],
             risks: vec![],
             conditions,
         };

@@ -9,15 +9,19 @@
 //! * [`desired`] (which release is requested), [`feature_gates`] (which gates the cluster has
 //!   enabled), [`precondition`], [`health`] (ClusterOperator
 //!   and workload health), [`summary`] (error summarization), [`upgradeable`] (the
-//!   `Upgradeable` risk sources), [`deletions`] (the payload's deletions in progress) and
-//!   [`status`] (the next ClusterVersion status).
+//!   `Upgradeable` risk sources), [`deletions`] (the payload's deletions in progress),
+//!   [`update_risks`] (the status' updates and their risks) and [`status`] (the next
+//!   ClusterVersion status).
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
-//! loading a requested release), [`events`] (Events about the ClusterVersion), [`metrics`] (the operator's metrics) and [`watches`] (what
-//! wakes the loop, and the ClusterOperators the metrics read). Leader election and
+//! loading a requested release), [`alert_risks`] (the firing alerts read for the `Alert` risk
+//! source), [`events`] (Events about the ClusterVersion), [`metrics`] (the operator's metrics)
+//! and [`watches`] (what wakes the loop, and the ClusterOperators the metrics read). Leader
+//! election and
 //! serving are the host's ([`crate::host`]), shared with the components' controllers.
 
+pub mod alert_risks;
 pub mod apply;
 pub mod cluster_metrics;
 pub mod deletions;
@@ -25,6 +29,7 @@ pub mod desired;
 pub mod events;
 pub mod feature_gates;
 pub mod health;
+pub mod history;
 pub mod metrics;
 pub mod outcome;
 pub mod pass;
@@ -34,6 +39,7 @@ pub mod run;
 pub mod status;
 pub mod summary;
 pub mod task;
+pub mod update_risks;
 pub mod upgradeable;
 pub mod watches;
 

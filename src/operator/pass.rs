@@ -270,18 +270,20 @@ pub struct Accepted {
 }
 
 /// What to ask the update service while `payload` is applied (upstream `syncAvailableUpdates`):
-/// `spec.upstream`, else `default_upstream`; the running architecture (`Multi` for a
+/// `preferred` (upstream's `--update-service`) when set, else `spec.upstream`, else
+/// `default_upstream`; the running architecture (`Multi` for a
 /// multi-architecture payload, else the Go name of this process's); the asked one
 /// (`spec.desiredUpdate.architecture`, else the running one); the payload's version. With the
 /// [`Key`] whose change asks again at once.
 pub fn updates_query(
     cv: &ClusterVersion,
     payload: &Payload,
+    preferred: Option<&str>,
     default_upstream: &str,
 ) -> (Query, Key) {
     let spec = &cv.spec;
-    let upstream = (spec.upstream.as_deref())
-        .filter(|u| !u.is_empty())
+    let upstream = (preferred.filter(|u| !u.is_empty()))
+        .or(spec.upstream.as_deref().filter(|u| !u.is_empty()))
         .unwrap_or(default_upstream);
     let current_arch = match payload
         .release
@@ -470,6 +472,25 @@ mod tests {
             ..Default::default()
         };
         Payload::from_input(input, &options).expect("loads")
+    }
+
+    #[test]
+    fn the_preferred_update_service_overrides_spec_upstream() {
+        let p = payload("4.17.0");
+        let mut observed = cluster(&[], vec![]);
+        let asked = |cv: &ClusterVersion, preferred| {
+            updates_query(cv, &p, preferred, "https://default/graph")
+                .0
+                .upstream
+        };
+        let cv = &mut observed.cluster_version;
+        assert_eq!(asked(cv, None), "https://default/graph");
+        cv.spec.upstream = Some("https://spec/graph".into());
+        assert_eq!(asked(cv, None), "https://spec/graph");
+        assert_eq!(asked(cv, Some("")), "https://spec/graph");
+        assert_eq!(asked(cv, Some("https://flag/graph")), "https://flag/graph");
+        cv.spec.upstream = None;
+        assert_eq!(asked(cv, Some("https://flag/graph")), "https://flag/graph");
     }
 
     fn cluster(additional: &[&str], history: Vec<UpdateHistory>) -> Observed {

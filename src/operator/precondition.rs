@@ -162,11 +162,11 @@ impl Reason {
         }
     }
 
-    /// Upstream's `!NonBlockingWarning` for the error carrying this reason. One deliberate
-    /// difference: upstream's `ClusterVersionRecommendedUpdate` only ever warns (its clients,
-    /// `oc adm upgrade`, refuse updates that are not recommended); here a target that is
-    /// `Recommended=False` blocks until its risks are accepted (`acceptRisks`, which makes it
-    /// `Recommended=True`) or the update is forced.
+    /// Upstream's `!NonBlockingWarning` for the error carrying this reason.
+    /// `ClusterVersionRecommendedUpdate` only ever warns, `Recommended=False` included: the
+    /// refusal of updates that are not recommended is the client's (`oc adm upgrade`,
+    /// `cvo upgrade`), and a warning accepted is recorded in the history entry's
+    /// `acceptedRisks`.
     pub fn blocking(&self) -> bool {
         matches!(
             self,
@@ -175,7 +175,6 @@ impl Reason {
                 | Reason::MajorVersionUpdate
                 | Reason::MultipleMinorVersionsUpdate
                 | Reason::NotUpgradeable(_)
-                | Reason::NotRecommended(_)
         )
     }
 }
@@ -426,9 +425,8 @@ fn completed_version(history: &[UpdateHistory]) -> Option<&str> {
 }
 
 /// Upstream `RecommendedUpdate.Run`: a target in `availableUpdates` passes; a conditional
-/// update passes when `Recommended=True`, is refused when `False` (see [`Reason::blocking`]) and
-/// warns otherwise; any other target warns about the unset channel or the `RetrievedUpdates`
-/// condition. Alert risks (`status.conditionalUpdateRisks`) are not modelled.
+/// update passes when `Recommended=True` and warns otherwise (`False` included); any other
+/// target warns about the unset channel or the `RetrievedUpdates` condition.
 fn recommended_update(view: &ClusterView<'_>, target: &str) -> Outcome {
     let available = |r: &Release| r.version.as_deref().unwrap_or("") == target;
     if view.available_updates.iter().any(available) {
@@ -696,6 +694,7 @@ mod tests {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
         ConditionalUpdate {
             release: release(version),
+            risk_names: vec![],
             risks: vec![],
             conditions: (recommended.into_iter())
                 .map(|(status, reason, message)| Condition {
@@ -711,7 +710,7 @@ mod tests {
     }
 
     #[test]
-    fn conditional_updates_pass_block_or_warn_by_recommended() {
+    fn conditional_updates_pass_or_warn_by_recommended() {
         let summary = |reason: &str, message: &str| {
             format!(
                 "Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"{reason}\": {message}"
@@ -744,7 +743,7 @@ mod tests {
                     "The console may break. https://bug/2",
                 )),
                 false,
-                Err(not_recommended.clone()),
+                Ok(Some(not_recommended.clone())),
             ),
             (
                 Some((
@@ -753,9 +752,7 @@ mod tests {
                     "The console may break. https://bug/2",
                 )),
                 true,
-                Ok(Some(format!(
-                    "Forced through blocking failures: {not_recommended}"
-                ))),
+                Ok(Some(not_recommended)),
             ),
             (
                 Some(("Unknown", "EvaluationFailed", "Could not evaluate")),

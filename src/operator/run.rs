@@ -74,6 +74,9 @@ pub struct RunOptions {
     pub pass_timeout: Duration,
     /// The update service used when `spec.upstream` is empty; `None`: none (`NoUpstream`).
     pub update_service: Option<String>,
+    /// The preferred update service (upstream's `--update-service`): asked instead of
+    /// `spec.upstream` when set.
+    pub preferred_update_service: Option<String>,
     /// How the update service is reached (timeout, extra CAs). It is asked at most once per
     /// resync interval, and at once when the upstream, channel or architecture changes.
     pub update_fetch: FetchOptions,
@@ -104,6 +107,7 @@ impl RunOptions {
             payload_timeout: Duration::from_secs(120),
             pass_timeout: Duration::from_secs(600),
             update_service: None,
+            preferred_update_service: None,
             update_fetch: FetchOptions::default(),
             prometheus: PrometheusOptions::default(),
             events: None,
@@ -950,10 +954,12 @@ async fn refresh_updates(
     let Some(updates) = state.updates.as_mut() else {
         return;
     };
+    // The querier's address is looked up once for the risks and the alerts.
+    let target = crate::updates::promql_target::resolve(client, &options.prometheus).await;
     if retrieved || !settled(&updates.conditional, &updates.risks) {
-        let target = crate::updates::promql_target::resolve(client, &options.prometheus).await;
         prometheus::evaluate(updates, &target).await;
     }
+    super::alert_risks::refresh(updates, &target).await;
     let spec = &observed.cluster_version.spec;
     updates.accepted = (spec.desired_update.iter())
         .flat_map(|u| &u.accept_risks)
@@ -970,7 +976,8 @@ async fn retrieve_updates(
     state: &mut SyncState,
 ) -> bool {
     let default = options.update_service.as_deref().unwrap_or_default();
-    let (query, key) = updates_query(&observed.cluster_version, payload, default);
+    let preferred = options.preferred_update_service.as_deref();
+    let (query, key) = updates_query(&observed.cluster_version, payload, preferred, default);
     let now = std::time::Instant::now();
     if !AvailableUpdates::due(state.updates.as_ref(), &key, now, options.resync_interval) {
         return false;

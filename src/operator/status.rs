@@ -2,11 +2,14 @@
 //! as upstream's `updateClusterVersionStatus` (`pkg/cvo/status.go`). Pure: the previous status,
 //! what the pass did, the ClusterOperator start times and `now` in; the next status out.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::outcome::{Effect, Failure, PayloadLoad, PayloadLoadStep, Progress};
 use super::summary::{MULTIPLE_ERRORS, OperatorUpdateStartTimes, multiple_errors};
+use super::update_risks::{
+    UpdatesStatus, accepted_risks_message, risk_names_of, source_risks, updates_status,
+};
 use super::upgradeable::{RiskFacts, RiskInput, Upgradeability, upgradeability};
 use crate::capability::{
     ClusterCapabilities, IMPLICITLY_ENABLED_CONDITION_TYPE,
@@ -15,13 +18,12 @@ use crate::capability::{
 use crate::cluster::validation::FieldError;
 use crate::cluster::{
     ClusterOperatorStatusCondition, ClusterVersionCapabilitiesStatus, ClusterVersionStatus,
-    ConditionalUpdate, Release, UpdateHistory,
+    Release, UpdateHistory,
 };
 use crate::include::ComponentOverride;
 use crate::manifest::go_quote;
 use crate::payload::metadata::running_architecture;
-use crate::updates::graph::sort_newest_first;
-use crate::updates::{AvailableUpdates, Target, recommendation};
+use crate::updates::AvailableUpdates;
 
 /// `MaxHistory`.
 pub const MAX_HISTORY: usize = 100;
@@ -80,11 +82,6 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
     let now = input.now.clone();
     let completed = input.progress.completed;
     let mut history = merge_history(previous.history.clone(), &input.desired, completed, &now);
-    if let (Some(risks), Some(top)) = (input.accepted_risks, history.first_mut())
-        && input.desired.image.as_deref() == Some(top.image.as_str())
-    {
-        top.accepted_risks = Some(risks.to_string()).filter(|r| !r.is_empty());
-    }
     if let (Some(verified), Some(top)) = (input.verified, history.first_mut())
         && input.desired.image.as_deref() == Some(top.image.as_str())
     {
@@ -160,7 +157,7 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
         Some(message),
     );
 
-    let (available_updates, conditional_updates) = match input.updates {
+    let updates = match input.updates {
         Some(updates) => {
             let (status, reason, message) = match &updates.failure {
                 None => ("True", None, None),
@@ -174,8 +171,15 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
                 reason,
                 message,
             );
-            let previous = &previous.conditional_updates;
-            status_updates(updates, previous, &now)
+            let sources = source_risks(&upgradeability.risks, &updates.alerts);
+            updates_status(
+                updates,
+                &sources,
+                input.desired.version.as_deref().unwrap_or(""),
+                &previous.conditional_updates,
+                &previous.conditional_update_risks,
+                &now,
+            )
         }
         None => {
             if !conditions.iter().any(|c| c.type_ == "RetrievedUpdates") {
@@ -188,9 +192,20 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
                     None,
                 );
             }
-            (previous.available_updates, previous.conditional_updates)
+            UpdatesStatus {
+                available: previous.available_updates,
+                conditional: previous.conditional_updates,
+                risks: previous.conditional_update_risks,
+            }
         }
     };
+    if let (Some(loaded), Some(top)) = (input.accepted_risks, history.first_mut())
+        && input.desired.image.as_deref() == Some(top.image.as_str())
+    {
+        let names = risk_names_of(&updates.conditional, &top.image);
+        let risks = accepted_risks_message(loaded, &top.image, names);
+        top.accepted_risks = Some(risks).filter(|r| !r.is_empty());
+    }
 
     let caps = input.capabilities.status();
     ClusterVersionStatus {
@@ -203,56 +218,10 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
             known_capabilities: caps.known_capabilities,
         }),
         conditions,
-        available_updates,
-        conditional_updates,
+        available_updates: updates.available,
+        conditional_updates: updates.conditional,
+        conditional_update_risks: updates.risks,
     }
-}
-
-/// `availableUpdates` and `conditionalUpdates` from a retrieval (upstream
-/// `evaluateConditionalUpdates`): each conditional update gets its `Recommended` condition
-/// (its `lastTransitionTime` kept while the status does not change), and the recommended ones
-/// join `availableUpdates`. Both newest first; an empty `availableUpdates` is `None` (upstream's
-/// `null`).
-fn status_updates(
-    retrieved: &AvailableUpdates,
-    previous: &[ConditionalUpdate],
-    now: &Time,
-) -> (Option<Vec<Release>>, Vec<ConditionalUpdate>) {
-    let release = |t: &Target| Release {
-        version: Some(t.version.clone()),
-        image: Some(t.image.clone()),
-        url: t.url.clone(),
-        channels: t.channels.clone(),
-        architecture: None,
-    };
-    let mut available: Vec<Release> = retrieved.updates.iter().map(release).collect();
-    let mut conditional = Vec::with_capacity(retrieved.conditional.len());
-    for update in &retrieved.conditional {
-        let r = recommendation(&update.risks, &retrieved.risks, &retrieved.accepted);
-        if r.is_recommended() {
-            available.push(release(&update.release));
-        }
-        let since = previous
-            .iter()
-            .filter(|p| p.release.image.as_deref() == Some(update.release.image.as_str()))
-            .flat_map(|p| &p.conditions)
-            .find(|c| c.type_ == "Recommended" && c.status == r.status)
-            .map_or_else(|| now.clone(), |c| c.last_transition_time.clone());
-        conditional.push(ConditionalUpdate {
-            release: release(&update.release),
-            risks: update.risks.clone(),
-            conditions: vec![Condition {
-                type_: "Recommended".into(),
-                status: r.status.into(),
-                reason: r.reason,
-                message: r.message,
-                last_transition_time: since,
-                observed_generation: None,
-            }],
-        });
-    }
-    sort_newest_first(&mut available, |r| r.version.as_deref().unwrap_or(""));
-    (Some(available).filter(|a| !a.is_empty()), conditional)
 }
 
 /// `<v>` of the condition messages: the version, else the image, else `<unknown>`.
@@ -784,7 +753,8 @@ fn merge_equal(entry: &mut UpdateHistory, desired: &Release) -> bool {
     false
 }
 
-/// `mergeOperatorHistory` (spec §5.2): newest first, at most [`MAX_HISTORY`] entries.
+/// `mergeOperatorHistory` (spec §5.2): newest first, at most [`MAX_HISTORY`] entries (upstream
+/// main's weighted prune, [`super::history`]).
 pub fn merge_history(
     mut history: Vec<UpdateHistory>,
     desired: &Release,
@@ -824,24 +794,8 @@ pub fn merge_history(
             },
         );
     }
-    prune_history(&mut history);
+    super::history::prune(&mut history, MAX_HISTORY);
     history
-}
-
-/// Upstream `pruneStatusHistory`: at most [`MAX_HISTORY`] entries, dropping the one at that
-/// index unless it is a completed update (the initial install), which is kept in last place
-/// instead of its newer neighbour.
-fn prune_history(history: &mut Vec<UpdateHistory>) {
-    if history.len() <= MAX_HISTORY {
-        return;
-    }
-    if history[MAX_HISTORY].state == "Completed" {
-        let initial = history.swap_remove(MAX_HISTORY);
-        history.truncate(MAX_HISTORY - 1);
-        history.push(initial);
-    } else {
-        history.truncate(MAX_HISTORY);
-    }
 }
 
 #[cfg(test)]
@@ -850,11 +804,11 @@ mod tests {
 
     use super::*;
     use crate::capability::Capability;
-    use crate::cluster::ConditionalUpdateRisk;
     use crate::operator::outcome::RequestedUpdate;
     use crate::operator::upgradeable::UpgradeRisk;
     use crate::updates::rules::Applies;
     use crate::updates::{ClusterCondition, Failure as NoUpdates, Key, PromQlClusterCondition};
+    use crate::updates::{ConditionalUpdateRisk, Target};
 
     static NO_START_TIMES: OperatorUpdateStartTimes = OperatorUpdateStartTimes::new();
     static NO_CAPABILITIES: ClusterCapabilities = ClusterCapabilities {
@@ -932,7 +886,7 @@ mod tests {
         let one = [FieldError {
             field: "spec.desiredUpdate.version",
             value: Some("4.0.4".into()),
-            detail: "when image is empty the update must be a previous version or an available update",
+            detail: "when image is empty the update must be an available update",
         }];
         let two = [
             FieldError {
@@ -961,7 +915,7 @@ mod tests {
             (
                 "True",
                 "InvalidClusterVersion",
-                r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be a previous version or an available update"#
+                r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.0.4": when image is empty the update must be an available update"#
             )
         );
         assert_eq!(
@@ -1760,6 +1714,7 @@ mod tests {
             .into(),
             cache: Default::default(),
             accepted: Default::default(),
+            alerts: Default::default(),
         }
     }
 
@@ -1944,6 +1899,8 @@ mod tests {
         let risk = |name: &str, message: &str| UpgradeRisk {
             name: name.into(),
             message: message.into(),
+            url: String::new(),
+            joins_updates: true,
         };
         let risks = |risks: Vec<UpgradeRisk>| Upgradeability {
             risks,
@@ -2173,14 +2130,17 @@ mod tests {
         assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.99"));
         assert_eq!(h[MAX_HISTORY - 2].version.as_deref(), Some("4.0.97"));
 
-        // A partial oldest entry is simply dropped.
+        // The entry at the limit is kept even when partial (upstream's weighted prune); the
+        // oldest completed one of the same minor after it is the least informative.
         let mut partial: Vec<_> = (0..MAX_HISTORY)
             .map(|i| entry("Completed", &format!("4.0.{i}"), "x", Some(T0)))
             .collect();
         partial[MAX_HISTORY - 1].state = "Partial".into();
         let h = merge_history(partial, &desired("4.18.0", "img@sha256:1"), false, &t(T1));
         assert_eq!(h.len(), MAX_HISTORY);
-        assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.98"));
+        assert_eq!(h[MAX_HISTORY - 1].version.as_deref(), Some("4.0.99"));
+        assert_eq!(h[MAX_HISTORY - 2].version.as_deref(), Some("4.0.98"));
+        assert_eq!(h[MAX_HISTORY - 3].version.as_deref(), Some("4.0.96"));
     }
 
     #[test]

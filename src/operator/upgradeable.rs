@@ -1,9 +1,11 @@
 //! Why the cluster should not move to another minor or major version: upstream's update-risk
 //! sources behind the `Upgradeable` condition (`pkg/risk/*`, current main; spec §5.3), in
 //! upstream's aggregation order: `ClusterVersionUpdating`, `ClusterVersionOverrides`,
-//! `ResourceDeletionInProgress`, `AdminAck` and `ClusterOperatorUpgradeable`. (The `Alert`
-//! source needs Prometheus' alerts and is not evaluated.) Pure: the cluster facts a pass
-//! observed in, the risks and evaluation errors out.
+//! `ResourceDeletionInProgress`, `AdminAck` and `ClusterOperatorUpgradeable`. As upstream's
+//! `Aggregate(Alert, Upgradeable)`, these risks also join the conditional updates to another
+//! minor or major version, and the `Alert` source's join every update
+//! ([`super::update_risks`]); `Upgradeable` itself is these sources' alone. Pure: the cluster
+//! facts a pass observed in, the risks and evaluation errors out.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -20,6 +22,30 @@ use crate::include::ComponentOverride;
 pub struct UpgradeRisk {
     pub name: String,
     pub message: String,
+    /// Where it is explained (upstream's documentation links).
+    pub url: String,
+    /// Whether it joins the conditional updates to other minor or major versions as a risk
+    /// (upstream's version map); `ResourceDeletionInProgressUnknown` does not.
+    pub joins_updates: bool,
+}
+
+/// The risks' URL when upstream has no better one.
+pub const DOCS: &str = "https://docs.redhat.com/en/documentation/openshift_container_platform/";
+
+/// A page of the documentation of `version`'s minor (upstream's links), else [`DOCS`].
+fn docs(version: &str, page: &str) -> String {
+    match parse_version(version) {
+        Ok(v) => format!("{DOCS}{}.{}/html/{page}", v.major, v.minor),
+        Err(_) => DOCS.to_string(),
+    }
+}
+
+const UPDATES_PAGE: &str = "updating_clusters/understanding-openshift-updates-1#understanding_clusteroperator_conditiontypes_understanding-openshift-updates";
+
+impl UpgradeRisk {
+    fn at(self, url: String) -> Self {
+        UpgradeRisk { url, ..self }
+    }
 }
 
 /// The risks that apply, and what could not be evaluated (upstream's joined source errors).
@@ -111,6 +137,8 @@ fn risk(name: impl Into<String>, message: impl Into<String>) -> UpgradeRisk {
     UpgradeRisk {
         name: name.into(),
         message: message.into(),
+        url: DOCS.into(),
+        joins_updates: true,
     }
 }
 
@@ -129,10 +157,13 @@ fn updating(input: &RiskInput<'_>) -> SourceResult {
         );
     }
     (
-        vec![risk(
-            "ClusterVersionUpdating",
-            "An update is already in progress and the details are in the Progressing condition.",
-        )],
+        vec![
+            risk(
+                "ClusterVersionUpdating",
+                "An update is already in progress and the details are in the Progressing condition.",
+            )
+            .at(docs(input.version, UPDATES_PAGE)),
+        ],
         None,
     )
 }
@@ -142,7 +173,7 @@ fn overrides(input: &RiskInput<'_>) -> SourceResult {
     let risks = input.overrides.iter().any(|o| o.unmanaged).then(|| risk(
         "ClusterVersionOverrides",
         "Disabling ownership via cluster version overrides prevents updates between minor or major versions. Please remove overrides before requesting a minor or major version update.",
-    ));
+    ).at(docs(input.version, "config_apis/clusterversion-config-openshift-io-v1#spec-8")));
     (risks.into_iter().collect(), None)
 }
 
@@ -162,8 +193,10 @@ fn unparsable_version(input: &RiskInput<'_>, source: &str, what: &str) -> Option
 /// `ResourceDeletionInProgress`: deletions the payload requested that have not finished.
 fn deletion(input: &RiskInput<'_>) -> SourceResult {
     const NAME: &str = "ResourceDeletionInProgress";
-    if let Some(unknown) = unparsable_version(input, NAME, "resource deletion") {
-        return unknown;
+    if let Some((mut risks, error)) = unparsable_version(input, NAME, "resource deletion") {
+        // Upstream gives this one no versions to join.
+        risks.iter_mut().for_each(|r| r.joins_updates = false);
+        return (risks, error);
     }
     let deletes = &input.facts.deletes_in_progress;
     if deletes.is_empty() {
@@ -171,14 +204,18 @@ fn deletion(input: &RiskInput<'_>) -> SourceResult {
     }
     let mut sorted = deletes.clone();
     sorted.sort();
+    let page = "updating_clusters/understanding-openshift-updates-1#update-manifest-application_how-updates-work";
     (
-        vec![risk(
-            NAME,
-            format!(
-                "Cluster minor or major version upgrades are not allowed while resource deletions are in progress; resources={}",
-                sorted.join(",")
-            ),
-        )],
+        vec![
+            risk(
+                NAME,
+                format!(
+                    "Cluster minor or major version upgrades are not allowed while resource deletions are in progress; resources={}",
+                    sorted.join(",")
+                ),
+            )
+            .at(docs(input.version, page)),
+        ],
         None,
     )
 }
@@ -246,7 +283,11 @@ fn admin_gate_risk(
             format!("{ADMIN_GATES} configmap gate {gate} must contain a non-empty value."),
         ));
     }
-    (acks.get(gate).map(String::as_str) != Some("true")).then(|| risk(name, value))
+    // The first https:// link of the gate's text, as upstream's `uriRegexp`.
+    let url = (value.split_whitespace())
+        .find_map(|w| w.find("https://").map(|at| &w[at..]))
+        .map_or_else(|| DOCS.to_string(), str::to_string);
+    (acks.get(gate).map(String::as_str) != Some("true")).then(|| risk(name, value).at(url))
 }
 
 /// Upstream `gateApplicableToCurrentVersion`: `ack-<major>.<minor>-…` applies to that minor.
@@ -272,12 +313,15 @@ fn cluster_operators_upgradeable(input: &RiskInput<'_>) -> SourceResult {
         Ok(operators) => operators,
         Err(e) => {
             return (
-                vec![risk(
-                    format!("{NAME}Unknown"),
-                    format!(
-                        "Failed to retrieve ClusterOperators to check Upgradeable conditions: {e}"
-                    ),
-                )],
+                vec![
+                    risk(
+                        format!("{NAME}Unknown"),
+                        format!(
+                            "Failed to retrieve ClusterOperators to check Upgradeable conditions: {e}"
+                        ),
+                    )
+                    .at(docs(input.version, UPDATES_PAGE)),
+                ],
                 Some(e.clone()),
             );
         }
@@ -286,10 +330,13 @@ fn cluster_operators_upgradeable(input: &RiskInput<'_>) -> SourceResult {
         .iter()
         .filter_map(|(name, upgradeable)| {
             let condition = upgradeable.as_ref().filter(|c| c.status == "False")?;
-            Some(risk(
-                format!("{NAME}-{name}"),
-                condition.message.clone().unwrap_or_default(),
-            ))
+            Some(
+                risk(
+                    format!("{NAME}-{name}"),
+                    condition.message.clone().unwrap_or_default(),
+                )
+                .at(docs(input.version, UPDATES_PAGE)),
+            )
         })
         .collect();
     risks.sort_by(|a, b| a.name.cmp(&b.name));
@@ -326,6 +373,17 @@ mod tests {
 
     fn names(u: &Upgradeability) -> Vec<&str> {
         u.risks.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    /// The risks' names and messages (their URLs are checked on their own).
+    fn pairs(u: &Upgradeability) -> Vec<(String, String)> {
+        (u.risks.iter())
+            .map(|r| (r.name.clone(), r.message.clone()))
+            .collect()
+    }
+
+    fn risk(name: &str, message: &str) -> (String, String) {
+        (name.into(), message.into())
     }
 
     #[test]
@@ -417,7 +475,7 @@ mod tests {
         };
         let u = evaluate("4.18.0", &facts);
         assert_eq!(
-            u.risks,
+            pairs(&u),
             [risk(
                 "ResourceDeletionInProgress",
                 r#"Cluster minor or major version upgrades are not allowed while resource deletions are in progress; resources=configmap "a/y",service "b/x""#
@@ -448,7 +506,7 @@ mod tests {
         };
         let u = evaluate("4.18.3", &facts);
         assert_eq!(
-            u.risks,
+            pairs(&u),
             [
                 risk(
                     "AdminAck-ack-4.18-empty",
@@ -475,7 +533,7 @@ mod tests {
         };
         let u = evaluate("4.18.0", &facts);
         assert_eq!(
-            u.risks,
+            pairs(&u),
             [risk(
                 "AdminAckUnknown",
                 r#"Failed to retrieve ConfigMap admin-gates from namespace openshift-config-managed: configmap "admin-gates" not found"#
@@ -511,7 +569,7 @@ mod tests {
         };
         let u = evaluate("4.18.0", &facts);
         assert_eq!(
-            u.risks,
+            pairs(&u),
             [
                 risk(
                     "ClusterOperatorUpgradeable-authentication",
@@ -566,5 +624,50 @@ mod tests {
                 "ClusterOperatorUpgradeable-etcd"
             ]
         );
+    }
+
+    #[test]
+    fn risks_link_upstreams_documentation() {
+        let facts = RiskFacts {
+            admin_gates: Ok(map(&[(
+                "ack-4.18-x",
+                "See https://access.redhat.com/articles/1 first.",
+            )])),
+            deletes_in_progress: vec![r#"configmap "a/y""#.into()],
+            ..RiskFacts::default()
+        };
+        let u = upgradeability(&RiskInput {
+            progressing: true,
+            version: "4.18.3",
+            overrides: &[],
+            facts: &facts,
+        });
+        let page = |p: &str| format!("{DOCS}4.18/html/{p}");
+        let urls: Vec<_> = (u.risks.iter())
+            .map(|r| (r.name.as_str(), r.url.clone()))
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                ("ClusterVersionUpdating", page(UPDATES_PAGE)),
+                (
+                    "ResourceDeletionInProgress",
+                    page(
+                        "updating_clusters/understanding-openshift-updates-1#update-manifest-application_how-updates-work"
+                    )
+                ),
+                (
+                    "AdminAck-ack-4.18-x",
+                    "https://access.redhat.com/articles/1".into()
+                ),
+            ]
+        );
+        assert!(u.risks.iter().all(|r| r.joins_updates));
+        // Upstream gives the deletion source's own failure no updates to join.
+        let u = evaluate("4.18", &RiskFacts::default());
+        let deletion = (u.risks.iter())
+            .find(|r| r.name == "ResourceDeletionInProgressUnknown")
+            .unwrap();
+        assert!(!deletion.joins_updates && deletion.url == DOCS);
     }
 }

@@ -175,8 +175,15 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
         } else {
             format!("Cancelled requested upgrade to {what}\n")
         };
+        // The accepted risks stay (they may be for later updates too), as oc keeps them.
+        let update = if original.accept_risks.is_empty() {
+            Value::Null
+        } else {
+            json!({"architecture": "", "version": "", "image": "", "force": false,
+                   "acceptRisks": original.accept_risks})
+        };
         return Ok(Decision::Patch {
-            update: Value::Null,
+            update,
             report: Report {
                 out,
                 err: String::new(),
@@ -211,7 +218,7 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
     let accepted = accepted_risks(cv, request)?;
     let targets = request.to.is_some() || request.to_image.is_some() || request.to_latest;
     if !targets && !request.accept.is_empty() {
-        return Ok(accept_only(cv, &accepted, &request.accept));
+        return Ok(accept_only(&accepted, &request.accept));
     }
     if request.to.is_none() && request.to_image.is_none() && !request.to_latest {
         return Err("nothing requested: pass --to, --to-image, --to-latest, --to-multi-arch or --clear, or nothing to see the status".into());
@@ -297,15 +304,10 @@ fn accept_list(accepted: &[String]) -> Value {
     accepted.iter().map(|name| json!({"name": name})).collect()
 }
 
-/// `--accept` without a target: write the accepted risks, keeping the requested update (or
-/// asking for the current release, so `desiredUpdate` stays complete).
-fn accept_only(cv: &ClusterVersion, accepted: &[String], new: &[String]) -> Decision {
-    let mut update = json!({"acceptRisks": accept_list(accepted)});
-    if cv.spec.desired_update.is_none() {
-        let current = desired(cv);
-        update["version"] = json!(current.version.unwrap_or_default());
-        update["image"] = json!(current.image.unwrap_or_default());
-    }
+/// `--accept` without a target: write the accepted risks, keeping the requested update (a
+/// `desiredUpdate` of accepted risks alone is valid, as `cvo upgrade accept` writes it).
+fn accept_only(accepted: &[String], new: &[String]) -> Decision {
+    let update = json!({"acceptRisks": accept_list(accepted)});
     Decision::Patch {
         update,
         report: Report {
@@ -666,7 +668,7 @@ pub fn summary_json(cv: &ClusterVersion) -> Value {
 
 /// Go's `tabwriter.NewWriter(w, minwidth, 2, 1, ' ', 0)` over two columns: the first padded
 /// to its widest cell plus one, at least `min_width`.
-fn two_columns(rows: &[[String; 2]], min_width: usize) -> String {
+pub(super) fn two_columns(rows: &[[String; 2]], min_width: usize) -> String {
     let width = rows
         .iter()
         .map(|[first, _]| first.chars().count() + 1)
@@ -757,6 +759,7 @@ mod tests {
     fn risky(version: &str, status: &str, reason: &str, message: &str) -> ConditionalUpdate {
         ConditionalUpdate {
             release: release(version),
+            risk_names: vec![],
             risks: vec![],
             conditions: vec![Condition {
                 type_: "Recommended".into(),
@@ -1122,11 +1125,7 @@ mod tests {
             ..request()
         };
         let (update, report) = patched(decide(&cv, &accept).unwrap());
-        assert_eq!(
-            update,
-            json!({"acceptRisks": [{"name": "ARisk"}], "version": "4.17.0",
-                   "image": release("4.17.0").image.unwrap()})
-        );
+        assert_eq!(update, json!({"acceptRisks": [{"name": "ARisk"}]}));
         assert_eq!(report.out, "Accepted the conditional update risks: ARisk\n");
         // With an update already requested, only the list is written.
         let mut requested = cv.clone();
@@ -1312,6 +1311,22 @@ mod tests {
             .unwrap(),
         );
         assert_eq!(report.out, "Cleared the update field, still at 4.17.0\n");
+        // Accepted risks outlive the request.
+        cv.spec.desired_update = Some(Update {
+            version: Some("4.18.0".into()),
+            accept_risks: vec![crate::cluster::AcceptRisk { name: "R".into() }],
+            ..Default::default()
+        });
+        let clear = UpgradeRequest {
+            clear: true,
+            ..request()
+        };
+        let (update, _) = patched(decide(&cv, &clear).unwrap());
+        assert_eq!(
+            update,
+            json!({"architecture": "", "version": "", "image": "", "force": false,
+                   "acceptRisks": [{"name": "R"}]})
+        );
     }
 
     #[test]

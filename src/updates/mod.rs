@@ -7,14 +7,19 @@
 //! [`promql`] (a `PromQL` rule's answer from Prometheus' response), [`recommend`] (the
 //! `Recommended` condition of a conditional update), [`retrieval`] (when to ask again, what is
 //! kept after a failure), [`transport`] (the cluster's proxy and trusted CA for the update
-//! service). The shells are [`fetch`] (HTTP GET of the graph) and [`prometheus`]
-//! (the queries and the evaluation of the risks) with [`promql_target`] (upstream's default
-//! target, the cluster's Thanos querier), with the `cluster` feature. The admin's side,
+//! service), [`alerts`] (firing alerts as update risks). The shells are [`fetch`] (HTTP GET
+//! of the graph) and [`prometheus`] (the queries and the evaluation of the risks, the alerts)
+//! with [`promql_target`] (upstream's default target, the cluster's Thanos querier), with the
+//! `cluster` feature. The admin's side,
 //! also pure and with the `cluster` feature: [`admin`] (`cvo upgrade`), [`progress`]
-//! (`cvo upgrade status`), [`channel`] (`cvo upgrade channel`).
+//! (`cvo upgrade status`), [`channel`] (`cvo upgrade channel`), [`accept`] (`cvo upgrade
+//! accept`), [`recommendations`] (`cvo upgrade recommend`).
 
 #[cfg(feature = "cluster")]
+pub mod accept;
+#[cfg(feature = "cluster")]
 pub mod admin;
+pub mod alerts;
 pub mod cache;
 #[cfg(feature = "cluster")]
 pub mod channel;
@@ -29,6 +34,8 @@ pub mod promql;
 #[cfg(feature = "cluster")]
 pub mod promql_target;
 pub mod recommend;
+#[cfg(feature = "cluster")]
+pub mod recommendations;
 pub mod request;
 pub mod retrieval;
 pub mod rules;

@@ -112,7 +112,32 @@ pub struct Insight {
     pub message: String,
     pub description: String,
     pub reference: String,
+    /// The objects it is about (`clusteroperators.config.openshift.io`, name), shown by
+    /// `--details health`.
+    #[serde(skip)]
+    pub resources: Vec<(String, String)>,
 }
+
+/// `--details`: which sections are shown in full (oc's `--details`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Details {
+    #[default]
+    None,
+    All,
+    /// The nodes of each pool (no pools here: as `None`).
+    Nodes,
+    Health,
+    Operators,
+}
+
+impl Details {
+    fn shows(self, section: Details) -> bool {
+        self == Details::All || self == section
+    }
+}
+
+const CLUSTER_OPERATORS: &str = "clusteroperators.config.openshift.io";
+const CLUSTER_VERSIONS: &str = "clusterversions.config.openshift.io";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Level {
@@ -315,6 +340,7 @@ fn control_plane(
             message: format!("Previous update to {previous_version} never completed, last complete update was {last_complete}"),
             description: format!("Current update to {target_version} was initiated while the previous update to version {previous_version} was still in progress"),
             reference: HISTORY_DOCS.into(),
+            resources: vec![(CLUSTER_VERSIONS.into(), cv.metadata.name.clone().unwrap_or_default())],
         });
     }
     let control_plane = ControlPlane {
@@ -373,6 +399,7 @@ fn operator_insights(
                 ),
                 description: message.unwrap_or_else(|| "<no message>".into()),
                 reference: reference.into(),
+                resources: vec![(CLUSTER_OPERATORS.into(), name.into())],
             });
         };
     if let Some(c) = available.filter(|c| c.status == "False") {
@@ -420,10 +447,14 @@ fn failing_insight(cv: &ClusterVersion, now: Timestamp) -> Option<Insight> {
         message,
         description,
         reference: DEGRADED_RUNBOOK.into(),
+        resources: vec![(CLUSTER_VERSIONS.into(), name)],
     })
 }
 
-/// oc's `assessUpdateInsights`: the most severe first, newest first within a level; "Upgrade
+/// What the health says when there is nothing to say (oc main's text).
+const PROCEEDING_WELL: &str = "Update is proceeding well";
+
+/// oc's `assessUpdateInsights`: the most severe first, newest first within a level; "Update
 /// is proceeding well" when there is nothing to say.
 fn sorted_health(mut insights: Vec<Insight>, progress: &Progress, now: Timestamp) -> Vec<Insight> {
     insights.sort_by_key(|i| std::cmp::Reverse(i.since));
@@ -434,9 +465,10 @@ fn sorted_health(mut insights: Vec<Insight>, progress: &Progress, now: Timestamp
             since: Some(started.unwrap_or(now)),
             level: Level::Info,
             impact: "None".into(),
-            message: "Upgrade is proceeding well".into(),
+            message: PROCEEDING_WELL.into(),
             description: String::new(),
             reference: String::new(),
+            resources: vec![],
         });
     }
     insights
@@ -566,7 +598,13 @@ fn vague_under(remaining: i64, estimated_duration: i64) -> String {
 
 /// The text for standard output and the warnings for standard error. `terminal`: standard
 /// output is a terminal, so the completion gets a progress bar.
-pub fn render(progress: &Progress, now: Timestamp, terminal: bool) -> (String, String) {
+/// `details`: the sections shown in full (`--details`).
+pub fn render(
+    progress: &Progress,
+    now: Timestamp,
+    terminal: bool,
+    details: Details,
+) -> (String, String) {
     let mut err = String::new();
     let Some(cp) = progress
         .control_plane
@@ -595,13 +633,18 @@ pub fn render(progress: &Progress, now: Timestamp, terminal: bool) -> (String, S
         None => err.push_str("warning: No current Failing info, see `oc describe clusterversion` for more details.\n"),
     }
     out.push('\n');
-    out.push_str(&control_plane_text(cp, now, terminal));
+    out.push_str(&control_plane_text(cp, now, terminal, details));
     out.push('\n');
-    out.push_str(&health_text(&progress.health, now));
+    out.push_str(&health_text(&progress.health, now, details));
     (out, err)
 }
 
-fn control_plane_text(cp: &ControlPlane, now: Timestamp, terminal: bool) -> String {
+fn control_plane_text(
+    cp: &ControlPlane,
+    now: Timestamp,
+    terminal: bool,
+    details: Details,
+) -> String {
     let ops = &cp.operators;
     if ops.updated == ops.total {
         let at = cp
@@ -660,7 +703,7 @@ fn control_plane_text(cp: &ControlPlane, now: Timestamp, terminal: bool) -> Stri
         short_duration(cp.duration_seconds),
         health_summary(ops)
     ));
-    if !updating.is_empty() {
+    if details.shows(Details::Operators) && !updating.is_empty() {
         out.push_str("\nUpdating Cluster Operators\n");
         let mut rows = vec![
             ["NAME", "SINCE", "REASON", "MESSAGE"]
@@ -672,15 +715,24 @@ fn control_plane_text(cp: &ControlPlane, now: Timestamp, terminal: bool) -> Stri
                 .progressing
                 .as_ref()
                 .expect("filtered on Progressing=True");
+            let reason = (p.reason.clone().filter(|r| !r.is_empty())).unwrap_or_else(|| "-".into());
+            let message = p.message.clone().unwrap_or_default();
+            let mut lines = message.split('\n');
             rows.push(vec![
                 o.name.clone(),
                 short_duration(seconds_between(p.last_transition_time.0, now)),
-                p.reason
-                    .clone()
-                    .filter(|r| !r.is_empty())
-                    .unwrap_or_else(|| "-".into()),
-                p.message.clone().unwrap_or_default(),
+                ellipsis(&reason, 20),
+                lines.next().unwrap_or("").to_string(),
             ]);
+            // oc writes a message's further lines under the first.
+            for line in lines {
+                rows.push(vec![
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    line.to_string(),
+                ]);
+            }
         }
         out.push_str(&table(&rows));
     }
@@ -710,24 +762,81 @@ fn health_summary(ops: &OperatorCounts) -> String {
     parts.join(", ")
 }
 
-fn health_text(insights: &[Insight], now: Timestamp) -> String {
+/// oc's `ellipsis`: at most `max` characters, the last three `...` when cut.
+fn ellipsis(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let keep: String = s.chars().take(max.max(3) - 3).collect();
+    format!("{keep}...")
+}
+
+fn since(insight: &Insight, now: Timestamp) -> String {
+    (insight.since).map_or("-".into(), |s| short_duration(seconds_between(s, now)))
+}
+
+fn health_text(insights: &[Insight], now: Timestamp, details: Details) -> String {
+    // Nothing to say is never detailed (oc's `assessUpdateInsights`).
+    let standing_in = insights.len() == 1 && insights[0].message == PROCEEDING_WELL;
+    if details.shows(Details::Health) && !standing_in {
+        return format!("= Update Health =\n{}", health_details(insights, now));
+    }
     let mut rows = vec![
         ["SINCE", "LEVEL", "IMPACT", "MESSAGE"]
             .map(String::from)
             .to_vec(),
     ];
     for i in insights {
-        let since = i
-            .since
-            .map_or("-".into(), |s| short_duration(seconds_between(s, now)));
         rows.push(vec![
-            since,
+            since(i, now),
             format!("{:?}", i.level),
             i.impact.clone(),
             i.message.clone(),
         ]);
     }
-    format!("= Update Health =\n{}", table(&rows))
+    let mut out = format!("= Update Health =\n{}", table(&rows));
+    if insights.len() > 1 || insights.first().is_some_and(|i| i.level != Level::Info) {
+        out.push_str("\nRun with --details=health for additional description and links to related online documentation\n");
+    }
+    out
+}
+
+/// oc's `detailedOutput`: each insight as a block, blank-line separated.
+fn health_details(insights: &[Insight], now: Timestamp) -> String {
+    const PAD: usize = "Description: ".len();
+    let mut out = String::new();
+    for (n, i) in insights.iter().enumerate() {
+        out.push_str(&format!("Message: {}\n", i.message));
+        let fields = [
+            ("Since:", since(i, now)),
+            ("Level:", format!("{:?}", i.level)),
+            ("Impact:", i.impact.clone()),
+            ("Reference:", i.reference.clone()),
+        ];
+        for (name, value) in fields {
+            out.push_str(&format!("  {name:<PAD$}{value}\n"));
+        }
+        if !i.resources.is_empty() {
+            out.push_str("  Resources:\n");
+            let mut kinds: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+            for (kind, name) in &i.resources {
+                kinds.entry(format!("{kind}: ")).or_default().push(name);
+            }
+            let pad = kinds.keys().map(String::len).max().unwrap_or(0);
+            for (kind, mut names) in kinds {
+                names.sort_unstable();
+                out.push_str(&format!("    {kind:<pad$}{}\n", names.join(", ")));
+            }
+        }
+        let description = i
+            .description
+            .replace('\n', &format!("\n{}, ", " ".repeat(PAD + 2)));
+        out.push_str(&format!("  {:<PAD$}{description}\n", "Description:"));
+        if n + 1 < insights.len() {
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Go's `tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)`: every column but the last padded to its
@@ -894,7 +1003,12 @@ mod tests {
         operators: &[ClusterOperator],
         terminal: bool,
     ) -> (String, String) {
-        render(&assess(cv, operators, now()).unwrap(), now(), terminal)
+        render(
+            &assess(cv, operators, now()).unwrap(),
+            now(),
+            terminal,
+            Details::Operators,
+        )
     }
 
     #[test]
@@ -920,7 +1034,7 @@ etcd   4m      -        Working towards 4.18.0
 
 = Update Health =
 SINCE   LEVEL   IMPACT   MESSAGE
-5m      Info    None     Upgrade is proceeding well
+5m      Info    None     Update is proceeding well
 "
         );
         let (out, _) = text(&cv, &operators, true);
@@ -964,7 +1078,7 @@ SINCE   LEVEL   IMPACT   MESSAGE
         assert_eq!(held[0]["progressing"]["message"], "Working towards 4.18.0");
         assert_eq!(held[0]["available"]["status"], "True");
         assert_eq!(json["health"][0]["level"], "Info");
-        assert_eq!(json["health"][0]["message"], "Upgrade is proceeding well");
+        assert_eq!(json["health"][0]["message"], "Update is proceeding well");
     }
 
     #[test]
@@ -1015,7 +1129,8 @@ SINCE   LEVEL   IMPACT   MESSAGE
                 ),
             ],
         );
-        let (out, err) = text(&cv, &[healthy("console", "4.18.0"), etcd], false);
+        let operators = [healthy("console", "4.18.0"), etcd];
+        let (out, err) = text(&cv, &operators, false);
         assert_eq!(err, "");
         assert_eq!(
             out,
@@ -1044,7 +1159,72 @@ SINCE   LEVEL     IMPACT             MESSAGE
 25m     Error     API Availability   Cluster Operator etcd is unavailable (NoPods)
 10m     Warning   Update Stalled     Cluster Version version is failing to proceed with the update (ClusterOperatorNotAvailable)
 10m     Warning   API Availability   Cluster Operator etcd is degraded (NodeDown)
+
+Run with --details=health for additional description and links to related online documentation
 "
+        );
+        // Without --details, no operators' table; with --details health, each insight in full.
+        let progress = assess(&cv, &operators, now()).unwrap();
+        let (plain, _) = render(&progress, now(), false, Details::None);
+        assert!(!plain.contains("Updating Cluster Operators"), "{plain}");
+        let (health, _) = render(&progress, now(), false, Details::Health);
+        assert!(!health.contains("Updating Cluster Operators"), "{health}");
+        assert!(
+            health.ends_with(
+                "= Update Health =
+Message: Cluster Operator etcd is unavailable (NoPods)
+  Since:       25m
+  Level:       Error
+  Impact:      API Availability
+  Reference:   https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md
+  Resources:
+    clusteroperators.config.openshift.io: etcd
+  Description: no etcd pods
+
+Message: Cluster Version version is failing to proceed with the update (ClusterOperatorNotAvailable)
+  Since:       10m
+  Level:       Warning
+  Impact:      Update Stalled
+  Reference:   https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md
+  Resources:
+    clusterversions.config.openshift.io: version
+  Description: Cluster operator etcd is not available
+
+Message: Cluster Operator etcd is degraded (NodeDown)
+  Since:       10m
+  Level:       Warning
+  Impact:      API Availability
+  Reference:   https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md
+  Resources:
+    clusteroperators.config.openshift.io: etcd
+  Description: a node is down
+               , and another
+"
+            ),
+            "{health}"
+        );
+    }
+
+    #[test]
+    fn operator_table_cuts_reasons_and_continues_messages_as_oc() {
+        assert_eq!(ellipsis("Upgrading", 20), "Upgrading");
+        assert_eq!(
+            ellipsis("AVeryLongReasonIndeedYes", 20),
+            "AVeryLongReasonIn..."
+        );
+        let (cv, mut operators) = mid_update();
+        for o in &mut operators {
+            for c in o.status.iter_mut().flat_map(|s| s.conditions.iter_mut()) {
+                if c.type_ == "Progressing" && c.status == "True" {
+                    c.reason = Some("AVeryLongReasonIndeedYes".into());
+                    c.message = Some("first line\nsecond line".into());
+                }
+            }
+        }
+        let (out, _) = text(&cv, &operators, false);
+        assert!(
+            out.contains("NAME   SINCE   REASON                 MESSAGE\netcd   4m      AVeryLongReasonIn...   first line\n                                      second line\n"),
+            "{out}"
         );
     }
 
@@ -1128,7 +1308,7 @@ SINCE   LEVEL     IMPACT             MESSAGE
                 (assessment, remaining),
                 "{name}"
             );
-            let (out, _) = render(&progress, now(), false);
+            let (out, _) = render(&progress, now(), false, Details::Operators);
             assert!(out.contains(duration), "{name}: {out}");
         }
     }
@@ -1156,7 +1336,7 @@ SINCE   LEVEL     IMPACT             MESSAGE
             !progress.updating && progress.control_plane.is_none() && progress.health.is_empty()
         );
         assert_eq!(
-            render(&progress, now(), true),
+            render(&progress, now(), true, Details::Operators),
             ("The cluster is not updating.\n".into(), String::new())
         );
 
@@ -1204,6 +1384,8 @@ SINCE   LEVEL     IMPACT             MESSAGE
         assert!(out.ends_with("SINCE   LEVEL     IMPACT           MESSAGE
 now     Warning   Update Stalled   Cluster Version version has no Failing condition
 2m      Warning   None             Previous update to 4.17.1 never completed, last complete update was 4.17.0
+
+Run with --details=health for additional description and links to related online documentation
 "), "{out}");
     }
 

@@ -3,6 +3,7 @@
 //! optional CA bundle (the only roots trusted, as upstream's `CAFile`) and bearer token file
 //! (read at every query, as upstream's `CredentialsFile`), through the throttled
 //! [`super::cache`]. One evaluation is bounded by a time budget: a pass never waits longer.
+//! The firing alerts are read from the same Prometheus ([`alerts`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use tokio::time::Instant;
 
+use super::alerts::{Alert, alerts_url, parse_alerts};
 use super::cache::{CacheStep, MatchCache, MatchResult};
 use super::fetch::cause;
 use super::graph::ClusterCondition;
@@ -100,6 +102,28 @@ pub async fn evaluate(updates: &mut AvailableUpdates, options: &PrometheusOption
         conditions.insert(risk.name.clone(), Applies::from_result(risk, result));
     }
     *risks = conditions;
+}
+
+/// The alerts Prometheus has (`GET <url>/api/v1/alerts`, as upstream's alert getter asks
+/// them), within the evaluation budget; an error when no Prometheus is configured or it did not
+/// answer.
+pub async fn alerts(options: &PrometheusOptions) -> Result<Vec<Alert>, String> {
+    let url = options
+        .url
+        .as_deref()
+        .ok_or_else(|| NO_PROMETHEUS.to_string())?;
+    let client = client(options)?;
+    let url = alerts_url(url);
+    let request = client.get(&url).timeout(options.budget);
+    let request = with_token(request, options)
+        .await
+        .map_err(|e| format!("failed to get alerts: {e}"))?;
+    let get =
+        |e: &reqwest::Error| format!("failed to get alerts: Get {}: {}", go_quote(&url), cause(e));
+    let response = request.send().await.map_err(|e| get(&e))?;
+    let status = response.status().as_u16();
+    let body = response.bytes().await.map_err(|e| get(&e))?;
+    parse_alerts(status, &body)
 }
 
 /// What a query needs.
@@ -214,16 +238,10 @@ async fn send(rule: &ClusterCondition, target: &Target<'_>) -> MatchResult {
     )
     .map_err(|e| format!("executing PromQL query: {e}"))?;
     let timeout = target.deadline.saturating_duration_since(Instant::now());
-    let mut request = target.client.get(url.clone()).timeout(timeout);
-    if let Some(file) = &target.options.token_file {
-        let token = tokio::fs::read_to_string(file).await.map_err(|e| {
-            format!(
-                "executing PromQL query: unable to read authorization credentials file {}: {e}",
-                file.display()
-            )
-        })?;
-        request = request.bearer_auth(token.trim());
-    }
+    let request = target.client.get(url.clone()).timeout(timeout);
+    let request = with_token(request, target.options)
+        .await
+        .map_err(|e| format!("executing PromQL query: {e}"))?;
     let get = |e: &reqwest::Error| {
         format!(
             "executing PromQL query: Get {}: {}",
@@ -235,6 +253,24 @@ async fn send(rule: &ClusterCondition, target: &Target<'_>) -> MatchResult {
     let status = response.status().as_u16();
     let body = response.bytes().await.map_err(|e| get(&e))?;
     interpret(status, &body)
+}
+
+/// `request` with the bearer token of `options.token_file`, read now (as upstream's
+/// `CredentialsFile`, so a rotated token is picked up).
+async fn with_token(
+    request: reqwest::RequestBuilder,
+    options: &PrometheusOptions,
+) -> Result<reqwest::RequestBuilder, String> {
+    let Some(file) = &options.token_file else {
+        return Ok(request);
+    };
+    let token = tokio::fs::read_to_string(file).await.map_err(|e| {
+        format!(
+            "unable to read authorization credentials file {}: {e}",
+            file.display()
+        )
+    })?;
+    Ok(request.bearer_auth(token.trim()))
 }
 
 #[cfg(test)]

@@ -31,16 +31,17 @@ fn format_float(v: f64) -> String {
     }
 }
 
+/// The Prometheus HTTP API's envelope around the `data` of an endpoint.
 #[derive(Deserialize)]
-struct Response {
+pub(super) struct Response<D> {
     #[serde(default)]
-    status: String,
-    #[serde(default)]
-    data: Option<Data>,
+    pub status: String,
+    #[serde(default = "Option::default")]
+    pub data: Option<D>,
     #[serde(default, rename = "errorType")]
-    error_type: String,
+    pub error_type: String,
     #[serde(default)]
-    error: String,
+    pub error: String,
 }
 
 #[derive(Deserialize)]
@@ -55,7 +56,7 @@ struct Data {
 /// (`executing PromQL query: <type>: <message>` for an API error, the Go client's error types).
 pub fn interpret(status: u16, body: &[u8]) -> MatchResult {
     let query_error = |e: String| Err(format!("executing PromQL query: {e}"));
-    let response: Response = match serde_json::from_slice(body) {
+    let response: Response<Data> = match serde_json::from_slice(body) {
         Ok(r) => r,
         Err(_) if !(200..300).contains(&status) => return query_error(status_error(status)),
         Err(e) => return query_error(format!("bad_response: {e}")),

@@ -53,11 +53,19 @@ fn status(now: &'static str, want: &'static str) -> &'static str {
     }
 }
 
-/// Upstream `newRecommendedReason`.
+/// Upstream `newRecommendedReason` (main): an accepted risk does not hide a reason met before
+/// it, and an evaluation failure or an invalid-named risk met with the other keeps one reason.
 fn reason(now: &str, want: &str) -> String {
-    if now == NOT_EXPOSED || now == ALL_EXPOSED_RISKS_ACCEPTED || now == want {
+    let keep_want = now == NOT_EXPOSED
+        || (now == ALL_EXPOSED_RISKS_ACCEPTED && want != NOT_EXPOSED)
+        || (now == EVALUATION_FAILED && want == EXPOSED)
+        || now == want;
+    let keep_now = want == NOT_EXPOSED
+        || (now == EVALUATION_FAILED && want == ALL_EXPOSED_RISKS_ACCEPTED)
+        || (now == EXPOSED && (want == ALL_EXPOSED_RISKS_ACCEPTED || want == EVALUATION_FAILED));
+    if keep_want {
         want.into()
-    } else if want == NOT_EXPOSED {
+    } else if keep_now {
         now.into()
     } else {
         MULTIPLE_REASONS.into()
@@ -132,6 +140,49 @@ mod tests {
             status,
             reason: reason.into(),
             message: message.into(),
+        }
+    }
+
+    #[test]
+    fn reasons_combine_as_upstreams() {
+        // (now, want, expected): upstream's Test_newRecommendedReason table.
+        let (n, a, f, m, e) = (
+            NOT_EXPOSED,
+            ALL_EXPOSED_RISKS_ACCEPTED,
+            EVALUATION_FAILED,
+            MULTIPLE_REASONS,
+            EXPOSED,
+        );
+        let cases = [
+            (n, a, a),
+            (n, f, f),
+            (n, m, m),
+            (n, e, e),
+            (a, n, a),
+            (a, f, f),
+            (a, m, m),
+            (a, e, e),
+            (f, n, f),
+            (f, a, f),
+            (f, m, m),
+            (f, e, e),
+            (m, n, m),
+            (m, a, m),
+            (m, f, m),
+            (m, e, m),
+            (e, n, e),
+            (e, a, e),
+            (e, f, e),
+            (e, m, m),
+            // A risk's own name.
+            (n, "A", "A"),
+            ("A", "A", "A"),
+            ("A", "B", m),
+            ("A", n, "A"),
+            (f, "A", m),
+        ];
+        for (now, want, expected) in cases {
+            assert_eq!(reason(now, want), expected, "{now} then {want}");
         }
     }
 

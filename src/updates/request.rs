@@ -4,8 +4,8 @@
 use super::Failure;
 use crate::manifest::go_quote;
 
-/// The public update service, used when `spec.upstream` is empty (`cvo start
-/// --update-service` overrides it).
+/// The public update service, used when neither `cvo start --update-service` nor
+/// `spec.upstream` is set (`cvo start --default-update-service` replaces it).
 pub const DEFAULT_UPDATE_SERVICE: &str = "https://api.openshift.com/api/upgrades_info/v1/graph";
 
 /// The `Multi` architecture of `spec.desiredUpdate.architecture` and `Release.architecture`.

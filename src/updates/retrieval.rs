@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::Failure;
+use super::alerts::AlertRisk;
 use super::cache::MatchCache;
 use super::graph::{ConditionalUpdate, Target, Updates};
 use super::rules::RiskConditions;
@@ -38,6 +39,9 @@ pub struct AvailableUpdates {
     pub cache: MatchCache,
     /// The risks `spec.desiredUpdate.acceptRisks` accepts, as of the last pass.
     pub accepted: BTreeSet<String>,
+    /// The risks the firing alerts make, as last read (kept when reading them fails, as
+    /// upstream's alert getter keeps its stale cache).
+    pub alerts: Vec<AlertRisk>,
 }
 
 impl AvailableUpdates {
@@ -58,9 +62,12 @@ impl AvailableUpdates {
         now: Instant,
         result: Result<Updates, Failure>,
     ) -> Self {
-        let (risks, cache, accepted) = previous
+        let (risks, cache, accepted, alerts) = previous
             .as_ref()
-            .map(|p| (p.risks.clone(), p.cache.clone(), p.accepted.clone()))
+            .map(|p| {
+                let alerts = p.alerts.clone();
+                (p.risks.clone(), p.cache.clone(), p.accepted.clone(), alerts)
+            })
             .unwrap_or_default();
         match result {
             Ok(u) => AvailableUpdates {
@@ -72,6 +79,7 @@ impl AvailableUpdates {
                 risks,
                 cache,
                 accepted,
+                alerts,
             },
             Err(failure) => {
                 let (updates, conditional) = match previous {
@@ -87,6 +95,7 @@ impl AvailableUpdates {
                     risks,
                     cache,
                     accepted,
+                    alerts,
                 }
             }
         }

@@ -340,7 +340,7 @@ pub async fn upgrade_moves_resources_into_capabilities(ctx: &Ctx<'_>) -> anyhow:
         "Invalid",
         (
             "True",
-            r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.99.0": when image is empty the update must be a previous version or an available update"#,
+            r#"The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.99.0": when image is empty the update must be an available update"#,
         ),
     )?;
     check_condition(
@@ -702,7 +702,7 @@ pub async fn upgrade_waits_for_upgradeable_risks(ctx: &Ctx<'_>) -> anyhow::Resul
 }
 
 /// Marks the console operator healthy, and not upgradeable with `message` when given.
-async fn set_console_upgradeable(
+pub(super) async fn set_console_upgradeable(
     ctx: &Ctx<'_>,
     payload: &Payload,
     message: Option<&str>,
@@ -861,6 +861,16 @@ pub async fn upgrade_status_shows_the_held_operator(ctx: &Ctx<'_>) -> anyhow::Re
     );
 
     let (ok, out, err) = upgrade_cli(ctx, &["status"])?;
+    ensure!(
+        ok && err.is_empty() && !out.contains("Updating Cluster Operators"),
+        "{out}{err}"
+    );
+    let (ok, _, err) = upgrade_cli(ctx, &["status", "--details", "operator"])?;
+    ensure!(
+        !ok && err.contains("invalid value 'operator' for '--details <DETAILS>'"),
+        "{err}"
+    );
+    let (ok, out, err) = upgrade_cli(ctx, &["status", "--details", "operators"])?;
     ensure!(ok && err.is_empty(), "{out}{err}");
     ensure!(
         out.starts_with("An update is in progress for ")
@@ -972,7 +982,7 @@ pub async fn upgrade_status_shows_the_held_operator(ctx: &Ctx<'_>) -> anyhow::Re
 }
 
 /// `cvo upgrade ARGS --kubeconfig ...`: success, standard output, standard error.
-fn upgrade_cli(ctx: &Ctx<'_>, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
+pub(super) fn upgrade_cli(ctx: &Ctx<'_>, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
         .arg("upgrade")
         .args(args)
@@ -1044,7 +1054,7 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
             .await?;
         let once = |payload: &str| -> anyhow::Result<()> {
             let out = cvo(ctx, tmp.path(), &["start", "--once", "--disable-leader-election"])
-                .args(["--listen", "", "--update-service", "", "--payload", payload])
+                .args(["--listen", "", "--default-update-service", "", "--payload", payload])
                 .output()?;
             ensure!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
             Ok(())
@@ -1208,9 +1218,10 @@ pub fn ensure_console_breaks(s: &ClusterVersionStatus) -> anyhow::Result<()> {
 /// `/metrics` (issue 12). The graph offers 4.17.0 → 4.18.0 with a `PromQL` risk that matches
 /// this cluster (Console is enabled) and 4.17.0 → 4.17.1 with one that does not (Insights is
 /// not). With Prometheus unreachable both are `Unknown`/`EvaluationFailed`; once reachable,
-/// 4.18.0 is `Recommended=False` and requesting it is refused by `ClusterVersionRecommendedUpdate`
-/// until `acceptRisks` names the risk, 4.17.1 is recommended.
-pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+/// 4.18.0 is `Recommended=False` (until `cvo upgrade accept` accepts the risk) and 4.17.1 is
+/// recommended, as `cvo upgrade recommend` shows; a desiredUpdate naming 4.18.0 goes ahead with
+/// `ClusterVersionRecommendedUpdate`'s warning, as upstream.
+pub async fn upgrade_recommends_and_accepts_risky_updates(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     use cvo::host::serve::{bind, serve};
 
     use super::prometheus_support::Prometheus;
@@ -1267,7 +1278,16 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
         }
         clean_pass(c, &options, &mut state).await?;
         let s = status(ctx).await?;
-        ensure_console_breaks(&s)?;
+        ensure!(
+            recommended(&s, "4.18.0")
+                == (
+                    "False".into(),
+                    "ConsoleBreaks".into(),
+                    "ConsoleBreaks may happen. https://bug/ConsoleBreaks".into()
+                ),
+            "{:?}",
+            recommended(&s, "4.18.0")
+        );
         ensure!(
             recommended(&s, "4.17.1")
                 == (
@@ -1282,6 +1302,32 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
             .filter_map(|r| r.version.clone())
             .collect();
         ensure!(available == ["4.17.1"], "{available:?}");
+        // Each risk once, with whether it applies; each update names its risks.
+        let applies: Vec<_> = (s.conditional_update_risks.iter())
+            .map(|r| {
+                let c = r.conditions.iter().find(|c| c.type_ == "Applies");
+                (r.name.as_str(), c.map(|c| (c.status.as_str(), c.reason.as_str())))
+            })
+            .collect();
+        ensure!(
+            applies
+                == [
+                    ("ConsoleBreaks", Some(("True", "Match"))),
+                    ("InsightsBreaks", Some(("False", "NotMatch")))
+                ],
+            "{applies:?}"
+        );
+        let names: Vec<_> = (s.conditional_updates.iter())
+            .map(|u| (u.release.version.as_deref(), u.risk_names.clone()))
+            .collect();
+        ensure!(
+            names
+                == [
+                    (Some("4.18.0"), vec!["ConsoleBreaks".to_string()]),
+                    (Some("4.17.1"), vec!["InsightsBreaks".to_string()])
+                ],
+            "{names:?}"
+        );
         let scraped = metrics.encode();
         ensure!(
             scraped.contains(
@@ -1290,42 +1336,48 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
             "{scraped}"
         );
 
-        // Requesting the risky update is refused, with upstream's message.
-        request_release(&api, NEW, Some("4.18.0")).await?;
-        clean_pass(c, &options, &mut state).await?;
-        let s = status(ctx).await?;
-        let refused = format!(
-            "Preconditions failed for payload loaded version=\"4.18.0\" image=\"{NEW}\": Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"ConsoleBreaks\": Update from 4.17.0 to 4.18.0 is not recommended:\n\nConsoleBreaks may happen. https://bug/ConsoleBreaks"
-        );
+        // `cvo upgrade recommend` (the precheck reading this Prometheus' alerts, none firing)
+        // lists the risky update in long form; asked about it alone it fails until the risk
+        // is accepted.
+        let prom = ["--prometheus-url", prometheus.url.as_str()];
+        let (ok, out, err) = upgrade_cli(ctx, &[&["recommend"][..], &prom].concat())?;
         ensure!(
-            condition_of(&s, "ReleaseAccepted") == ("False".into(), refused.clone()),
-            "{:?}",
-            condition_of(&s, "ReleaseAccepted")
-        );
-        check_history(&s, &[("Completed", "4.17.0")])?;
-
-        // `cvo upgrade --accept` refuses a typo with the names there are, then accepts the
-        // risk (keeping the requested update); the cluster recommends the update again and the
-        // next pass takes it.
-        let (ok, _, err) = upgrade_cli(ctx, &["--accept", "ConsoleBreak"])?;
-        ensure!(
-            !ok && err.contains("no conditional update of this cluster has a risk named ConsoleBreak (did you mean ConsoleBreaks?)"),
-            "{err}"
-        );
-        let (ok, out, err) = upgrade_cli(ctx, &["--accept", "ConsoleBreaks"])?;
-        ensure!(
-            ok && out == "Accepted the conditional update risks: ConsoleBreaks\n",
+            ok && out.contains("  Version: 4.18.0\n")
+                && out.contains("  Reason: ConsoleBreaks\n  Message: ConsoleBreaks may happen. https://bug/ConsoleBreaks\n")
+                && out.contains("  4.17.1      no known issues relevant to this cluster\n"),
             "{out}{err}"
         );
-        let spec = api.get("version").await?.spec;
-        let wanted = spec.desired_update.as_ref();
+        let version = [&["recommend", "--version", "4.18.0"][..], &prom].concat();
+        let (ok, out, err) = upgrade_cli(ctx, &version)?;
         ensure!(
-            wanted.and_then(|u| u.version.as_deref()) == Some("4.18.0")
-                && wanted.is_some_and(|u| u.accept_risks.len() == 1
-                    && u.accept_risks[0].name == "ConsoleBreaks"),
-            "{:?}",
-            spec.desired_update
+            !ok && out.contains("Update to 4.18.0 Recommended=False:\n")
+                && err.contains("issues that apply to this cluster but which were not included in --accept: ConditionalUpdateRisk"),
+            "{out}{err}"
         );
+        let accepted = [&version[..], &["--accept", "ConditionalUpdateRisk"]].concat();
+        let (ok, out, err) = upgrade_cli(ctx, &accepted)?;
+        ensure!(
+            ok && out.ends_with("Update to 4.18.0 has no known issues relevant to this cluster other than the accepted ConditionalUpdateRisk.\n"),
+            "{out}{err}"
+        );
+
+        // `cvo upgrade accept` warns about a name no update has, adds, removes (`NAME-`) and
+        // clears; accepting the risk makes the update recommended.
+        let (ok, out, err) = upgrade_cli(ctx, &["accept", "ConsoleBreak,Other"])?;
+        ensure!(
+            ok && out == "info: Accept risks are [ConsoleBreak, Other]\n"
+                && err.contains("warning: no conditional update of this cluster has a risk named ConsoleBreak (did you mean ConsoleBreaks?)"),
+            "{out}{err}"
+        );
+        let (ok, out, err) = upgrade_cli(ctx, &["accept", "ConsoleBreaks,ConsoleBreak-"])?;
+        ensure!(ok && out == "info: Accept risks are [Other, ConsoleBreaks]\n", "{out}{err}");
+        let (ok, out, err) = upgrade_cli(ctx, &["accept", "--replace", "ConsoleBreaks"])?;
+        ensure!(ok && out == "info: Accept risks are [ConsoleBreaks]\n", "{out}{err}");
+        let spec = api.get("version").await?.spec;
+        let names: Vec<_> = (spec.desired_update.iter())
+            .flat_map(|u| u.accept_risks.iter().map(|r| r.name.as_str()))
+            .collect();
+        ensure!(names == ["ConsoleBreaks"], "{:?}", spec.desired_update);
         clean_pass(c, &options, &mut state).await?;
         let s = status(ctx).await?;
         let (status_, reason, _) = recommended(&s, "4.18.0");
@@ -1334,9 +1386,27 @@ pub async fn upgrade_refuses_risky_updates_until_accepted(ctx: &Ctx<'_>) -> anyh
             "{:?}",
             recommended(&s, "4.18.0")
         );
+        check_history(&s, &[("Completed", "4.17.0")])?;
+        let (ok, out, err) = upgrade_cli(ctx, &["accept", "--clear"])?;
+        ensure!(ok && out == "info: Accept risks are []\n", "{out}{err}");
+        clean_pass(c, &options, &mut state).await?;
+        let s = status(ctx).await?;
+        ensure!(recommended(&s, "4.18.0").0 == "False", "{:?}", recommended(&s, "4.18.0"));
+
+        // A desiredUpdate naming the not-recommended release, without force and without the
+        // risk accepted, goes ahead as upstream: ClusterVersionRecommendedUpdate only warns,
+        // and the warning is the history entry's acceptedRisks.
+        request_release(&api, NEW, Some("4.18.0")).await?;
+        clean_pass(c, &options, &mut state).await?;
         clean_pass(c, &options, &mut state).await?;
         let s = status(ctx).await?;
         check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
+        ensure!(
+            s.history[0].accepted_risks.as_deref()
+                == Some("Precondition \"ClusterVersionRecommendedUpdate\" failed because of \"ConsoleBreaks\": Update from 4.17.0 to 4.18.0 is not recommended:\n\nConsoleBreaks may happen. https://bug/ConsoleBreaks"),
+            "{:?}",
+            s.history[0]
+        );
         ensure!(
             condition_of(&s, "ReleaseAccepted").0 == "True",
             "{:?}",

@@ -50,6 +50,18 @@ impl Prometheus {
         Self::start_inner(Some(target), tls, None).await
     }
 
+    /// Like [`Prometheus::start`], evaluating the alerting `rules` (a rule file's YAML) every
+    /// second.
+    pub async fn start_with_rules(
+        target: SocketAddr,
+        rules: &str,
+    ) -> anyhow::Result<Option<Prometheus>> {
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n- job_name: cvo\n  static_configs:\n  - targets: ['{target}']\nrule_files:\n- {{dir}}/rules.yml\n"
+        );
+        Self::start_inner(None, None, Some((&config, &[("rules.yml", rules)]))).await
+    }
+
     async fn start_inner(
         target: Option<SocketAddr>,
         tls: Option<&Tls>,
@@ -172,6 +184,14 @@ impl Prometheus {
             .iter()
             .map(|r| serde_json::from_value(r["metric"].clone()).unwrap_or_default())
             .collect())
+    }
+
+    /// Waits until the alert `name` fires.
+    pub async fn wait_for_alert(&self, name: &str) -> anyhow::Result<()> {
+        self.wait_for(&format!(
+            r#"ALERTS{{alertname="{name}",alertstate="firing"}}"#
+        ))
+        .await
     }
 
     /// Waits until `query` returns a sample (Prometheus has scraped what it needs).
