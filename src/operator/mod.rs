@@ -14,8 +14,9 @@
 //!
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
-//! loading a requested release), [`events`] (Events about the ClusterVersion), [`metrics`] (the operator's metrics) and [`watches`] (what
-//! wakes the loop, and the ClusterOperators the metrics read). Leader election and
+//! loading a requested release), [`events`] (Events about the ClusterVersion), [`stand_down`]
+//! (not replacing another operator's CRDs), [`metrics`] (the operator's metrics) and
+//! [`watches`] (what wakes the loop, and the ClusterOperators the metrics read). Leader election and
 //! serving are the host's ([`crate::host`]), shared with the components' controllers.
 
 pub mod apply;
@@ -31,6 +32,7 @@ pub mod pass;
 pub mod precondition;
 pub mod retrieve;
 pub mod run;
+pub mod stand_down;
 pub mod status;
 pub mod summary;
 pub mod task;
