@@ -13,7 +13,8 @@
 //! - [`stand_in`]: which payload CRDs are stand-ins (the [`STAND_IN_ANNOTATION`], or a group
 //!   of [`KNOWN_OWNERS`]);
 //! - [`judge`]: whose the live CRD is, from its owner labels and annotations, the managers of
-//!   its spec (`metadata.managedFields`) and schema fields the payload's lacks.
+//!   its spec (`metadata.managedFields`) and schema fields the payload's lacks (unless the CVO
+//!   alone manages it: then it is another version of its own).
 
 use std::collections::BTreeSet;
 
@@ -199,17 +200,21 @@ pub fn judge(ours: &Value, live: Option<&Value>, manager: &str) -> Ownership {
         }
         evidence.push(Evidence::Marker { key, value });
     }
-    for m in spec_managers(live) {
-        if m != manager && !is_tool(&m) {
+    let managers = spec_managers(live);
+    for m in &managers {
+        if m != manager && !is_tool(m) {
             owner.get_or_insert_with(|| m.clone());
-            evidence.push(Evidence::Manager(m));
+            evidence.push(Evidence::Manager(m.clone()));
         }
     }
+    // A schema the CVO alone applied is its own, whatever its fields: another version of the
+    // payload's (a field removed since, a version dropped).
+    let only_ours = !managers.is_empty() && managers.iter().all(|m| m == manager);
     let (missing_versions, unknown) = schema_difference(ours, live);
-    if !unknown.is_empty() {
+    if !unknown.is_empty() && !only_ours {
         evidence.push(Evidence::UnknownFields(unknown));
     }
-    if !missing_versions.is_empty() {
+    if !missing_versions.is_empty() && !only_ours {
         evidence.push(Evidence::Versions(missing_versions));
     }
     if evidence.is_empty() {
@@ -477,9 +482,13 @@ mod tests {
         // Applied by hand from `cvo crds`: a tool, the same schema, no markers.
         let by_hand = managed(ours.clone(), &[("kubectl-client-side-apply", None)]);
         assert_eq!(judge(&ours, Some(&by_hand), CVO), Ownership::Ours);
-        // An older copy of ours with fewer fields is still ours.
+        // An older copy of ours with fewer fields is still ours, and so is one with a field
+        // this payload dropped, as long as the CVO alone manages it.
         let older = managed(cd(json!({})), &[(CVO, None)]);
         assert_eq!(judge(&ours, Some(&older), CVO), Ownership::Ours);
+        let dropped = cd(json!({"clusterName": {"type": "string"}, "gone": {"type": "string"}}));
+        let dropped = managed(dropped, &[(CVO, None)]);
+        assert_eq!(judge(&ours, Some(&dropped), CVO), Ownership::Ours);
     }
 
     #[test]

@@ -238,17 +238,30 @@ async fn events(
         .collect())
 }
 
-/// The test plays the installer: the host's state as an installation would set it.
+/// The test plays the installer: the host's state as an installation would set it. The
+/// controller writes the Agent too (labels, conditions): a write that lost the race (409) is
+/// tried again on the latest version, as an installer would.
 async fn install_state(agents: &Api<Agent>, name: &str, state: &str) -> anyhow::Result<()> {
-    let mut agent = agents.get(name).await?;
-    if let Some(status) = agent.status.as_mut() {
-        status.debug_info.state = state.into();
-        status.debug_info.state_info = String::new();
+    for _ in 0..20 {
+        let mut agent = agents.get(name).await?;
+        if let Some(status) = agent.status.as_mut() {
+            status.debug_info.state = state.into();
+            status.debug_info.state_info = String::new();
+        }
+        match agents
+            .replace_status(name, &PostParams::default(), &agent)
+            .await
+        {
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => {
+                other?;
+                return Ok(());
+            }
+        }
     }
-    agents
-        .replace_status(name, &PostParams::default(), &agent)
-        .await?;
-    Ok(())
+    bail!("{name}: status write conflicted 20 times in a row")
 }
 
 /// Stories 1 and 3: an InfraEnv without a cluster; hosts boot its image and land in its pool,
