@@ -39,6 +39,7 @@ pub mod manifest;
 pub mod oci;
 #[cfg(feature = "cluster")]
 pub mod operator;
+pub mod ownership;
 pub mod payload;
 pub mod plan;
 pub mod release;

@@ -161,7 +161,33 @@ pub fn plan(from: &Payload, to: &Payload, cluster: &Cluster) -> Plan {
         ..verdict_config
     };
     plan.left_behind = left_behind(&applied_now, &managed_next, to, &verdict_config);
+    let stand_ins = stand_ins(&next, &plan, to);
+    plan.warnings.extend(stand_ins);
     plan
+}
+
+/// The CRDs of other operators' API groups the upgrade creates or updates
+/// ([`crate::ownership::stand_in`]): on a cluster where that operator runs, the CVO does not
+/// replace its CRD, and what ships this one must work with that operator's.
+fn stand_ins(next: &[&Manifest], plan: &Plan, to: &Payload) -> Vec<String> {
+    let version = to.version().unwrap_or("the new payload");
+    let changed = |m: &Manifest| {
+        let r = resource(m);
+        plan.create.contains(&r) || plan.update.iter().any(|u| u.resource == r)
+    };
+    next.iter()
+        .filter(|m| changed(m))
+        .filter_map(|m| Some((m, crate::ownership::stand_in(&m.object())?)))
+        .map(|(m, s)| {
+            format!(
+                "{version} applies CustomResourceDefinition {} ({}) of {}, {owner}'s API group: where {owner} runs, the CVO leaves {owner}'s CRD alone rather than replace it (which would prune the fields of its stored objects), and the component that ships this one must work with {owner}'s",
+                s.name,
+                m.file,
+                s.group,
+                owner = s.owner
+            )
+        })
+        .collect()
 }
 
 /// A move to a lower version is a rollback, which the CVO refuses (spec §5 preconditions).

@@ -58,13 +58,24 @@ fn transitions_allowed_and_refused() {
     assert_eq!(
         transition("known-unbound", "bind"),
         json!({"from": "known-unbound", "event": "bind", "allowed": true, "to": "binding",
-               "statusInfo": "Host is waiting to be bound to the cluster", "error": null})
+               "statusInfo": "Host is waiting to be bound to the cluster", "error": null,
+               "code": null, "allowedFrom": ["known-unbound"]})
     );
     assert_eq!(
-        transition("installed", "unbind"),
+        transition("installed", "unbind")
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k != "allowedFrom")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<serde_json::Map<_, _>>(),
         json!({"from": "installed", "event": "unbind", "allowed": true,
                "to": "unbinding-pending-user-action",
-               "statusInfo": "Host is waiting to be unbound from the cluster", "error": null})
+               "statusInfo": "Host is waiting to be unbound from the cluster", "error": null,
+               "code": null})
+        .as_object()
+        .unwrap()
+        .clone()
     );
     assert_eq!(transition("installed", "reclaim")["to"], "reclaiming");
     assert_eq!(transition("known", "reclaim")["to"], "unbinding");
@@ -81,13 +92,147 @@ fn transitions_allowed_and_refused() {
         ("installing", "reclaim"),
         ("", "bind"),
     ] {
+        let got = transition(state, event);
         assert_eq!(
-            transition(state, event),
-            json!({"from": state, "event": event, "allowed": false, "to": state,
-                   "statusInfo": null, "error": "no condition found to run transition"}),
+            (
+                &got["from"],
+                &got["allowed"],
+                &got["to"],
+                &got["statusInfo"],
+                &got["error"],
+                &got["code"]
+            ),
+            (
+                &json!(state),
+                &json!(false),
+                &json!(state),
+                &Value::Null,
+                &json!("no condition found to run transition"),
+                &json!(500)
+            ),
             "{state} {event}"
         );
     }
+    assert_eq!(
+        transition("", "bind")["allowedFrom"],
+        json!(["known-unbound"])
+    );
+}
+
+/// Register, refresh and cancel, with the flags that say what the host monitor saw.
+#[test]
+fn register_refresh_and_cancel() {
+    let json = |state: &str, event: &str, extra: &[&str]| {
+        let mut args = vec![
+            "agent",
+            "transition",
+            "--state",
+            state,
+            "--event",
+            event,
+            "-o",
+            "json",
+        ];
+        args.extend(extra);
+        json_of(&args)
+    };
+    assert_eq!(json("", "register", &[])["to"], "discovering-unbound");
+    assert_eq!(json("", "register", &["--bound"])["to"], "discovering");
+    let preparing = json("preparing-successful", "register", &[]);
+    assert_eq!(
+        (&preparing["to"], &preparing["statusInfo"]),
+        (&json!("known"), &json!("Host is ready to be installed"))
+    );
+    let restarted = json("installing-in-progress", "register", &[]);
+    assert_eq!(
+        (&restarted["to"], &restarted["statusInfo"]),
+        (
+            &json!("error"),
+            &json!("The host unexpectedly restarted during the installation")
+        )
+    );
+    let rebooting = json(
+        "installing-in-progress",
+        "register",
+        &["--stage", "Rebooting"],
+    );
+    assert_eq!(rebooting["to"], "installing-pending-user-action");
+    let installed = json("installed", "register", &[]);
+    assert_eq!(
+        (&installed["allowed"], &installed["code"]),
+        (&json!(false), &json!(409))
+    );
+    assert!(
+        installed["error"].as_str().unwrap().starts_with(
+            "Host is trying to register after the cluster has already been installed."
+        )
+    );
+    let (code, stdout, _) = run_transition("installed", "register", &[]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with("installed --register--> refused (409): Host is trying to register"),
+        "{stdout}"
+    );
+
+    assert_eq!(json("known", "refresh", &[])["to"], "known");
+    assert_eq!(
+        json("known", "refresh", &["--media-disconnected"])["to"],
+        "disconnected"
+    );
+    assert_eq!(
+        json("known-unbound", "refresh", &["--disconnected"])["to"],
+        "disconnected-unbound"
+    );
+    let small = json(
+        "known-unbound",
+        "refresh",
+        &["--failing", "has-min-cpu-cores"],
+    );
+    assert_eq!(
+        (&small["to"], &small["statusInfo"]),
+        (
+            &json!("insufficient-unbound"),
+            &json!("Host does not meet the minimum hardware requirements: has-min-cpu-cores")
+        )
+    );
+    assert_eq!(
+        json("known", "refresh", &["--failing", "machine-cidr-defined"])["to"],
+        "pending-for-input"
+    );
+    assert_eq!(
+        json("reclaiming", "refresh", &["--reclaim-timed-out"])["to"],
+        "unbinding-pending-user-action"
+    );
+    assert_eq!(json("installing", "cancel", &[])["to"], "cancelled");
+    assert_eq!(json("preparing-successful", "cancel", &[])["to"], "known");
+
+    // A refusal in text says where the event runs from.
+    let (code, stdout, _) = run_transition("insufficient-unbound", "bind", &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "insufficient-unbound --bind--> refused: no condition found to run transition\nbind runs from: known-unbound\n"
+    );
+}
+
+#[test]
+fn transition_flags_are_checked() {
+    let (code, _, stderr) = run_transition("known", "bind", &["--failing", "has-min-cpu-cores"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("for --event refresh only"), "{stderr}");
+    let (code, _, stderr) = run_transition("known", "refresh", &["--bound"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("for --event register only"), "{stderr}");
+    let (code, _, stderr) = run_transition("known", "refresh", &["--failing", "has-min-cpu-core"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr
+            .contains("unknown validation \"has-min-cpu-core\" (did you mean has-min-cpu-cores?)"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run_transition("installing", "register", &["--stage", "rebooting"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("(did you mean Rebooting?)"), "{stderr}");
 }
 
 #[test]
@@ -102,7 +247,7 @@ fn transition_text_and_yaml() {
     assert_eq!(code, 0);
     assert_eq!(
         stdout,
-        "installed --bind--> refused: no condition found to run transition\n"
+        "installed --bind--> refused: no condition found to run transition\nbind runs from: known-unbound\n"
     );
     let (code, stdout, _) = run_transition("known", "unbind", &["-o", "yaml"]);
     assert_eq!(code, 0);
@@ -125,7 +270,7 @@ fn unknown_states_and_events_are_usage_errors() {
     assert_eq!(code, 2);
     assert!(
         stderr.contains(
-            "unknown event \"unbnd\" (did you mean unbind?); valid values: bind, unbind, reclaim"
+            "unknown event \"unbnd\" (did you mean unbind?); valid values: bind, unbind, reclaim, register, refresh, cancel"
         ),
         "{stderr}"
     );
@@ -219,8 +364,119 @@ fn agent_updates() {
             "agent-both-disks.yaml",
             denied("Either InstallationDiskID or InstallationDiskPath can be set, not both."),
         ),
+        // HyperShift's agent provider binds a pool Agent to a ClusterDeployment (and an
+        // ignition token) in another namespace: upstream allows it.
+        ("agent-pool.yaml", "agent-cross-namespace.yaml", allowed()),
+        ("agent-cross-namespace.yaml", "agent-pool.yaml", allowed()),
     ];
     updates("Agent", &rows);
+}
+
+/// The cases of upstream's `agent_admission_hook_test.go` (the Agent webhook's table), as
+/// UPDATEs of one Agent in namespace `team`: (old reference, new reference, state, kind,
+/// allowed).
+#[test]
+fn upstreams_agent_webhook_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, cd: Option<(&str, &str)>, state: &str, kind: &str| {
+        let agent = json!({
+            "apiVersion": "agent-install.openshift.io/v1beta1", "kind": "Agent",
+            "metadata": {"name": "a", "namespace": "team"},
+            "spec": {"role": "", "approved": false,
+                     "clusterDeploymentName": cd.map(|(n, ns)| json!({"name": n, "namespace": ns}))},
+            "status": {"kind": kind, "debugInfo": {"state": state}},
+        });
+        let path = dir.path().join(name);
+        std::fs::write(&path, agent.to_string()).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    type Case = (
+        &'static str,
+        Option<(&'static str, &'static str)>,
+        Option<(&'static str, &'static str)>,
+        &'static str,
+        &'static str,
+        bool,
+    );
+    let cases: &[Case] = &[
+        (
+            "mutable, no state",
+            Some(("oldName", "oldNamespace")),
+            Some(("newName", "oldNamespace")),
+            "",
+            "",
+            true,
+        ),
+        (
+            "namespace immutable day 1 installing",
+            Some(("name", "oldNamespace")),
+            Some(("name", "newNamespace")),
+            "installing",
+            "",
+            false,
+        ),
+        (
+            "namespace immutable day 2 installing",
+            Some(("name", "oldNamespace")),
+            Some(("name", "newNamespace")),
+            "installing",
+            "AddToExistingClusterHost",
+            false,
+        ),
+        (
+            "name immutable day 2 installing",
+            Some(("oldName", "oldNamespace")),
+            Some(("newName", "oldNamespace")),
+            "installing",
+            "AddToExistingClusterHost",
+            false,
+        ),
+        (
+            "unset day 2 installing",
+            Some(("name", "oldNamespace")),
+            None,
+            "installing",
+            "AddToExistingClusterHost",
+            true,
+        ),
+        (
+            "namespace mutable, known",
+            Some(("name", "oldNamespace")),
+            Some(("name", "newNamespace")),
+            "known",
+            "",
+            true,
+        ),
+        (
+            "same reference",
+            Some(("name", "oldNamespace")),
+            Some(("name", "oldNamespace")),
+            "installing",
+            "",
+            true,
+        ),
+        ("nil stays nil", None, None, "installing", "", true),
+    ];
+    for (i, (name, old, new, state, kind, want)) in cases.iter().enumerate() {
+        let old = file(&format!("old-{i}.json"), *old, "", "");
+        let new = file(&format!("new-{i}.json"), *new, state, kind);
+        let args = [
+            "agent",
+            "admit",
+            "--kind",
+            "Agent",
+            "--operation",
+            "UPDATE",
+            "--old",
+            &old,
+            "--new",
+            &new,
+            "-o",
+            "json",
+        ];
+        let got = json_of(&args);
+        assert_eq!(got["allowed"], json!(want), "{name}: {got}");
+    }
 }
 
 #[test]
@@ -229,6 +485,7 @@ fn agent_creates() {
         "Agent",
         &[
             ("agent-bound.yaml", allowed()),
+            ("agent-cross-namespace.yaml", allowed()),
             (
                 "agent-both-disks.yaml",
                 denied("Either InstallationDiskID or InstallationDiskPath can be set, not both."),

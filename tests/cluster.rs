@@ -8,6 +8,8 @@ mod cluster_support;
 mod foreign_crds;
 #[path = "support/gnupg.rs"]
 mod gnupg;
+#[path = "support/hive_crd.rs"]
+mod hive_crd;
 #[path = "support/prometheus.rs"]
 mod prometheus_support;
 #[path = "support/registry.rs"]
@@ -48,6 +50,8 @@ use apply_tests::{
 };
 #[path = "cluster/feature_gates.rs"]
 mod feature_gates_tests;
+#[path = "cluster/hub.rs"]
+mod hub_tests;
 #[path = "cluster/monitoring.rs"]
 mod monitoring_tests;
 #[path = "cluster/opt_in.rs"]
@@ -139,6 +143,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("start_installs_the_agents_component", |c| {
         Box::pin(start_installs_the_agents_component(c))
+    }),
+    ("start_leaves_another_operators_crds_alone", |c| {
+        Box::pin(hub_tests::start_leaves_another_operators_crds_alone(c))
     }),
     ("start_command", |c| Box::pin(start_command(c))),
     ("start_serves_metrics_and_readyz", |c| {

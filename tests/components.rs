@@ -69,6 +69,15 @@ const TESTS: &[(&str, TestFn)] = &[
         "agents_reclaim_reboots_an_installed_host_into_the_pool",
         |c| Box::pin(agents::reclaim_reboots_an_installed_host_into_the_pool(c)),
     ),
+    ("agents_bind_across_namespaces", |c| {
+        Box::pin(agents::bind_across_namespaces(c))
+    }),
+    ("agents_labels_and_auto_approval", |c| {
+        Box::pin(agents::labels_and_auto_approval(c))
+    }),
+    ("agents_reclaim_times_out_without_a_reclaim_agent", |c| {
+        Box::pin(agents::reclaim_times_out_without_a_reclaim_agent(c))
+    }),
     (
         "agents_bound_validations_and_teardown_during_installation",
         |c| {

@@ -357,21 +357,7 @@ fn bundled_upgrade_pair() {
             .assert()
             .success();
     }
-    let out = assert_cmd::Command::cargo_bin("cvo")
-        .unwrap()
-        .args(["plan", "-o", "json", "--from"])
-        .arg(root.join("4.17.0"))
-        .arg("--to")
-        .arg(root.join("4.18.0"))
-        .args(["--capabilities-baseline", "None"])
-        .args(["--additional-capabilities", "Console"])
-        .env_remove("CLUSTER_PROFILE")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let plan: Value = serde_json::from_slice(&out).unwrap();
+    let plan = bundled_plan("Console");
     assert_eq!(
         strings(&plan["implicitlyEnabledCapabilities"]),
         BTreeSet::from(["MachineAPI".to_string()])
@@ -407,4 +393,51 @@ fn bundled_upgrade_pair() {
             plan["enabledCapabilities"]
         );
     }
+}
+
+/// 4.17.0 → 4.18.0 with `AgentInstall` enabled applies the agents component's CRDs, which stand
+/// in for hive's and assisted-service's: the plan says so, one warning each.
+#[test]
+fn plan_flags_the_crds_of_other_operators() {
+    let plan = bundled_plan("AgentInstall");
+    let warnings: Vec<&str> = (plan["warnings"].as_array().unwrap().iter())
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 4, "{warnings:#?}");
+    assert!(
+        warnings.iter().any(|w| w.starts_with(
+            "4.18.0 applies CustomResourceDefinition clusterdeployments.hive.openshift.io (0000_50_agents_01_clusterdeployments.crd.yaml) of hive.openshift.io, hive's API group: where hive runs, the CVO leaves hive's CRD alone rather than replace it"
+        )),
+        "{warnings:#?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("agents.agent-install.openshift.io")
+                && w.contains("assisted-service's API group")),
+        "{warnings:#?}"
+    );
+}
+
+/// `cvo plan -o json` of the bundled pair, 4.17.0 → 4.18.0, for a cluster on baseline None
+/// with `capability` enabled.
+fn bundled_plan(capability: &str) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("payloads");
+    let out = assert_cmd::Command::cargo_bin("cvo")
+        .unwrap()
+        .args(["plan", "-o", "json", "--from"])
+        .arg(root.join("4.17.0"))
+        .arg("--to")
+        .arg(root.join("4.18.0"))
+        .args(["--capabilities-baseline", "None"])
+        .args(["--additional-capabilities", capability])
+        // AgentInstall is the new payload's own capability (4.17.0 does not know it).
+        .arg("--allow-unknown-capabilities")
+        .env_remove("CLUSTER_PROFILE")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
 }

@@ -290,6 +290,38 @@ fn declared_capabilities() {
     }
 }
 
+/// CRDs of other operators' API groups: one that does not say it stands in for hive's, one
+/// that names a near miss of assisted-service. Warnings: the payload still validates.
+#[test]
+fn crds_of_another_operators_group() {
+    let (code, rows) = findings(&case("foreign"), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        rows,
+        vec![
+            row(
+                "foreign-crd",
+                "release-manifests/0000_50_hub-tools_01_agents.crd.yaml",
+                Some((8, 5))
+            ),
+            row(
+                "foreign-crd",
+                "release-manifests/0000_50_hub-tools_01_clusterdeployments.crd.yaml",
+                Some((3, 1))
+            ),
+        ]
+    );
+    let (code, out) = run(&["--payload", &case("foreign"), "--deny-warnings"]);
+    assert_eq!(code, 1);
+    for message in [
+        "CustomResourceDefinition clusterdeployments.hive.openshift.io is of hive.openshift.io, hive's API group: where hive runs, its CRD is live and this one must not replace it",
+        "say that it stands in for hive's: crds.cvo.openshift.io/stand-in-for: hive",
+        "crds.cvo.openshift.io/stand-in-for names \"assisted-servce\" (did you mean assisted-service?), but agent-install.openshift.io is assisted-service's API group",
+    ] {
+        assert!(out.contains(message), "{message}: {out}");
+    }
+}
+
 #[test]
 fn every_code_is_proven_by_a_bad_payload() {
     let mut seen = std::collections::BTreeSet::new();
@@ -302,6 +334,7 @@ fn every_code_is_proven_by_a_bad_payload() {
         "metadata",
         "images",
         "declared",
+        "foreign",
     ] {
         seen.extend(findings(&case(name), &[]).1.into_iter().map(|r| r.0));
     }

@@ -12,8 +12,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Cli, CliResult};
-use crate::components::agents::state::{HostEvent, HostState, transition};
+use crate::components::agents::keys::{KIND_ADD_TO_EXISTING_CLUSTER_HOST, KIND_HOST};
+use crate::components::agents::reconcile::{STAGE_DONE, STAGE_REBOOTING};
+use crate::components::agents::state::{
+    HostEvent, HostFacts, HostState, Registration, allowed_from, transition,
+};
 use crate::components::agents::types::{Agent, InfraEnv};
+use crate::components::agents::validation::{VALIDATIONS, lookup};
 use crate::components::agents::webhook::{Admission, Operation, admit_agent, admit_infraenv};
 use crate::suggest::unknown_value;
 
@@ -25,8 +30,9 @@ pub struct AgentGroup {
 
 #[derive(Debug, Subcommand)]
 pub enum AgentCommand {
-    /// What binding, unbinding or reclaiming does to a host in a state: the state it goes to
-    /// and its statusInfo, or the refusal.
+    /// What an event (bind, unbind, reclaim, register, refresh, cancel) does to a host in a
+    /// state: the state it goes to and its statusInfo, or the refusal and the states the event
+    /// runs from.
     #[command(after_help = TRANSITION_HELP)]
     Transition(TransitionArgs),
     /// Judge an Agent or InfraEnv create or update as the admission webhook does.
@@ -93,11 +99,18 @@ fn parse_namespaced(value: &str) -> Result<(String, String), String> {
 }
 
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
-const TRANSITION_HELP: &str = "A refused transition leaves the host where it is (`to` is `from`) with the state machine's error.
+const TRANSITION_HELP: &str = "A refused transition leaves the host where it is (`to` is `from`) with the state machine's error,
+and the states the event runs from (`allowedFrom`). A registration can also be refused by a rule that matched, with
+its HTTP status (`code`): an installed host's (409), or one that must boot from disk (403).
+
+register takes --bound (the host registers the first time from an InfraEnv with a clusterRef), --stage (its install
+stage: Rebooting or Done change where a registration goes) and --kind. refresh takes what the host monitor saw: the
+flags --disconnected, --media-disconnected, --no-inventory, --failing VALIDATION (repeatable; statusInfo then names
+the failing validations by id) and --reclaim-timed-out.
 
 Exit codes:
   0  the transition was judged (allowed or refused)
-  2  usage error (an unknown state or event)";
+  2  usage error (an unknown state, event, stage, kind or validation, or a flag of another event)";
 
 const ADMIT_HELP: &str = "Files are YAML or JSON, one object each; `-` reads standard input. An object without
 metadata.namespace is not judged on the namespace rules. InfraEnv updates that add osImageVersion beside a clusterRef
@@ -113,11 +126,36 @@ pub struct TransitionArgs {
     /// The host's state (`status.debugInfo.state`), e.g. known-unbound.
     #[arg(long, value_name = "STATE", value_parser = parse_state)]
     pub state: HostState,
-    /// bind, unbind or reclaim.
+    /// bind, unbind, reclaim, register, refresh or cancel.
     #[arg(long, value_name = "EVENT", value_parser = parse_event)]
     pub event: Event,
+    /// register: the host registers the first time and its InfraEnv has a clusterRef.
+    #[arg(long)]
+    pub bound: bool,
+    /// register: the host's install stage (status.progress.currentStage), e.g. Rebooting.
+    #[arg(long, value_name = "STAGE", value_parser = parse_stage)]
+    pub stage: Option<String>,
+    /// register: Host (day 1) or AddToExistingClusterHost (day 2).
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    pub kind: Option<String>,
+    /// refresh: the host has not checked in recently.
+    #[arg(long)]
+    pub disconnected: bool,
+    /// refresh: the discovery media cannot be read.
+    #[arg(long)]
+    pub media_disconnected: bool,
+    /// refresh: the host has sent no inventory.
+    #[arg(long)]
+    pub no_inventory: bool,
+    /// refresh: a validation that fails (repeatable, or comma-separated), e.g.
+    /// has-min-cpu-cores, machine-cidr-defined.
+    #[arg(long, value_name = "VALIDATION", value_delimiter = ',', value_parser = parse_validation)]
+    pub failing: Vec<String>,
+    /// refresh: the host has been reclaiming for longer than the reclaim timeout.
+    #[arg(long)]
+    pub reclaim_timed_out: bool,
     /// text: one line and the statusInfo; json|yaml: {"from", "event", "allowed", "to",
-    /// "statusInfo", "error"}.
+    /// "statusInfo", "error", "code", "allowedFrom"}.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
 }
@@ -128,13 +166,19 @@ pub enum Event {
     Bind,
     Unbind,
     Reclaim,
+    Register,
+    Refresh,
+    Cancel,
 }
 
 impl Event {
-    const ALL: [(&'static str, Event); 3] = [
+    const ALL: [(&'static str, Event); 6] = [
         ("bind", Event::Bind),
         ("unbind", Event::Unbind),
         ("reclaim", Event::Reclaim),
+        ("register", Event::Register),
+        ("refresh", Event::Refresh),
+        ("cancel", Event::Cancel),
     ];
 
     fn name(self) -> &'static str {
@@ -143,12 +187,112 @@ impl Event {
             .find(|(_, e)| *e == self)
             .map_or("", |(n, _)| n)
     }
+}
 
-    fn host_event(self) -> HostEvent {
-        match self {
+/// The install stages (upstream's `models.HostStage*`).
+const STAGES: &[&str] = &[
+    "Starting installation",
+    "Waiting for control plane",
+    "Waiting for bootkube",
+    "Waiting for controller",
+    "Installing",
+    "Writing image to disk",
+    "Rebooting",
+    "Waiting for ignition",
+    "Configuring",
+    "Joined",
+    "Done",
+    "Failed",
+];
+
+fn parse_stage(text: &str) -> Result<String, String> {
+    match STAGES.contains(&text) {
+        true => Ok(text.to_owned()),
+        false => Err(unknown_value("install stage", text, STAGES)),
+    }
+}
+
+fn parse_kind(text: &str) -> Result<String, String> {
+    let kinds = [KIND_HOST, KIND_ADD_TO_EXISTING_CLUSTER_HOST];
+    match kinds.contains(&text) {
+        true => Ok(text.to_owned()),
+        false => Err(unknown_value("host kind", text, &kinds)),
+    }
+}
+
+fn parse_validation(text: &str) -> Result<String, String> {
+    let ids: Vec<&str> = VALIDATIONS.iter().map(|v| v.id).collect();
+    match ids.contains(&text) {
+        true => Ok(text.to_owned()),
+        false => Err(unknown_value("validation", text, &ids)),
+    }
+}
+
+impl TransitionArgs {
+    /// The state machine's event, from `--event` and its flags; a flag of another event is a
+    /// usage error.
+    fn host_event(&self) -> Result<HostEvent, String> {
+        let register = self.bound || self.stage.is_some() || self.kind.is_some();
+        let refresh = self.disconnected
+            || self.media_disconnected
+            || self.no_inventory
+            || !self.failing.is_empty()
+            || self.reclaim_timed_out;
+        let only = |flags: &str, event: &str| {
+            format!(
+                "{flags} {} for --event {event} only",
+                match flags.contains(',') {
+                    true => "are",
+                    false => "is",
+                }
+            )
+        };
+        if register && self.event != Event::Register {
+            return Err(only("--bound, --stage, --kind", "register"));
+        }
+        if refresh && self.event != Event::Refresh {
+            return Err(only(
+                "--disconnected, --media-disconnected, --no-inventory, --failing, --reclaim-timed-out",
+                "refresh",
+            ));
+        }
+        Ok(match self.event {
             Event::Bind => HostEvent::Bind,
             Event::Unbind => HostEvent::Unbind,
             Event::Reclaim => HostEvent::Reclaim,
+            Event::Cancel => HostEvent::Cancel,
+            Event::Register => {
+                let stage = self.stage.as_deref().unwrap_or_default();
+                let day2 = self.kind.as_deref() == Some(KIND_ADD_TO_EXISTING_CLUSTER_HOST);
+                HostEvent::Register(Registration {
+                    bound: self.bound,
+                    in_reboot: stage == STAGE_REBOOTING,
+                    day2_done: day2 && stage == STAGE_DONE,
+                    ..Registration::default()
+                })
+            }
+            Event::Refresh => HostEvent::Refresh(self.facts()),
+        })
+    }
+
+    /// What `--event refresh`'s flags say the host monitor saw: every validation passes but
+    /// those `--failing` names.
+    fn facts(&self) -> HostFacts {
+        let fails = |id: &str| self.failing.iter().any(|f| f == id);
+        let cluster_dependent = (self.failing.iter())
+            .any(|f| lookup(f).is_some_and(|v| v.cluster_dependent) || f.ends_with("-for-role"));
+        HostFacts {
+            connected: !self.disconnected,
+            media_connected: !self.media_disconnected,
+            has_inventory: !self.no_inventory,
+            has_min_valid_disks: !fails("has-min-valid-disks"),
+            has_min_cpu_cores: !fails("has-min-cpu-cores"),
+            has_min_memory: !fails("has-min-memory"),
+            hostname_valid: !fails("hostname-valid"),
+            sufficient_for_install: !cluster_dependent,
+            input_fields_exist: !fails("machine-cidr-defined"),
+            failing_validations: self.failing.clone(),
+            reclaim_timed_out: self.reclaim_timed_out,
         }
     }
 }
@@ -269,10 +413,22 @@ struct TransitionReport {
     to: String,
     status_info: Option<String>,
     error: Option<String>,
+    /// A refusal's HTTP status (500: no rule).
+    code: Option<u16>,
+    /// The states the event runs from (with these flags).
+    allowed_from: Vec<String>,
 }
 
 fn transition_command(args: TransitionArgs) -> CliResult {
-    let report = match transition(args.state, &args.event.host_event()) {
+    let event = match args.host_event() {
+        Ok(event) => event,
+        Err(message) => usage_error("transition", &message),
+    };
+    let allowed_from = allowed_from(&event)
+        .into_iter()
+        .map(|s| s.to_string())
+        .collect();
+    let report = match transition(args.state, &event) {
         Ok(t) => TransitionReport {
             from: t.from.to_string(),
             event: args.event.name(),
@@ -280,6 +436,8 @@ fn transition_command(args: TransitionArgs) -> CliResult {
             to: t.to.to_string(),
             status_info: t.status_info,
             error: None,
+            code: None,
+            allowed_from,
         },
         Err(e) => TransitionReport {
             from: args.state.to_string(),
@@ -288,12 +446,15 @@ fn transition_command(args: TransitionArgs) -> CliResult {
             to: args.state.to_string(),
             status_info: None,
             error: Some(e.to_string()),
+            code: Some(e.code()),
+            allowed_from,
         },
     };
     print(&report, args.output, text_transition)
 }
 
-/// `known-unbound --bind--> binding` and the statusInfo, or the refusal.
+/// `known-unbound --bind--> binding` and the statusInfo, or the refusal and where the event
+/// runs from.
 fn text_transition(report: &TransitionReport) -> String {
     let shown = |state: &str| match state {
         "" => "\"\"".to_owned(),
@@ -301,7 +462,22 @@ fn text_transition(report: &TransitionReport) -> String {
     };
     let from = shown(&report.from);
     match (&report.status_info, &report.error) {
-        (_, Some(error)) => format!("{from} --{}--> refused: {error}", report.event),
+        (_, Some(error)) if report.code == Some(500) => {
+            let states: Vec<String> = report.allowed_from.iter().map(|s| shown(s)).collect();
+            let states = match states.as_slice() {
+                [] => "no state".to_owned(),
+                many => many.join(", "),
+            };
+            format!(
+                "{from} --{}--> refused: {error}\n{} runs from: {states}",
+                report.event, report.event
+            )
+        }
+        (_, Some(error)) => format!(
+            "{from} --{}--> refused ({}): {error}",
+            report.event,
+            report.code.unwrap_or_default()
+        ),
         (info, None) => format!(
             "{from} --{}--> {}\nstatusInfo: {}",
             report.event,
@@ -317,8 +493,10 @@ fn admit(args: AdmitArgs) -> CliResult {
         AdmitOperation::Update => Operation::Update,
     };
     match (operation, &args.old) {
-        (Operation::Update, None) => usage_error("--operation UPDATE needs --old FILE"),
-        (Operation::Create, Some(_)) => usage_error("--old is for --operation UPDATE only"),
+        (Operation::Update, None) => usage_error("admit", "--operation UPDATE needs --old FILE"),
+        (Operation::Create, Some(_)) => {
+            usage_error("admit", "--old is for --operation UPDATE only")
+        }
         _ => {}
     }
     let admission = match args.kind {
@@ -349,14 +527,14 @@ fn text_admission(admission: &Admission) -> String {
     }
 }
 
-/// A usage error, reported as clap reports its own (exit code 2).
-fn usage_error(message: &str) -> ! {
+/// A usage error of `cvo agent SUBCOMMAND`, reported as clap reports its own (exit code 2).
+fn usage_error(subcommand: &str, message: &str) -> ! {
     let mut cli = Cli::command();
     cli.build();
-    let admit = (cli.find_subcommand_mut("agent"))
-        .and_then(|agent| agent.find_subcommand_mut("admit"))
-        .expect("cvo agent admit");
-    admit
+    let command = (cli.find_subcommand_mut("agent"))
+        .and_then(|agent| agent.find_subcommand_mut(subcommand))
+        .expect("a cvo agent subcommand");
+    command
         .error(clap::error::ErrorKind::ArgumentConflict, message)
         .exit()
 }

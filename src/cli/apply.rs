@@ -93,6 +93,9 @@ fn print_text(report: &ApplyReport) {
     for task in &report.waiting {
         outln!("waiting: {task}");
     }
+    for task in &report.stood_down {
+        outln!("stood down: {task}");
+    }
     for e in &report.errors {
         outln!("error: {}: {} ({})", e.reason, e.message, e.error);
     }

@@ -81,6 +81,11 @@ pub struct AgentsArgs {
     /// agent-install.openshift.io/bmh) or its ClusterDeployment is gone.
     #[arg(long)]
     pub reclaim: bool,
+    /// Seconds a reclaim may take (`reclaiming`, `reclaiming-rebooting`) before the host gives
+    /// up and waits for a person to boot it into the discovery image
+    /// (`unbinding-pending-user-action`).
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub reclaim_timeout: u64,
 }
 
 /// The flags every component's controller has.
@@ -209,6 +214,7 @@ async fn agents(args: AgentsArgs) -> anyhow::Result<()> {
         status_interval: Duration::from_secs(30),
         requirements: Default::default(),
         reclaim: args.reclaim,
+        reclaim_timeout: Duration::from_secs(args.reclaim_timeout),
         webhook: args.webhook_address.map(|listen| WebhookOptions {
             listen,
             namespace: namespace.clone(),

@@ -34,6 +34,21 @@ pub async fn keep_cluster_operator(
     client: Client,
     settings: OperatorSettings,
     running: Arc<AtomicBool>,
+    stop: watch::Receiver<bool>,
+) {
+    let health = move || Health {
+        running: running.load(Ordering::Relaxed),
+        ..Health::default()
+    };
+    keep_cluster_operator_with(client, settings, health, stop).await
+}
+
+/// [`keep_cluster_operator`] with the whole [`Health`] (a component that stands down, or
+/// notes what it uses) from `health`, read before each write.
+pub async fn keep_cluster_operator_with(
+    client: Client,
+    settings: OperatorSettings,
+    health: impl Fn() -> Health + Send,
     mut stop: watch::Receiver<bool>,
 ) {
     let api: Api<ClusterOperator> = Api::all(client);
@@ -42,10 +57,7 @@ pub async fn keep_cluster_operator(
         None,
     );
     loop {
-        let health = Health {
-            running: running.load(Ordering::Relaxed),
-            failure: None,
-        };
+        let health = health();
         let status = |previous: Option<&ClusterOperatorStatus>, now: &Time| {
             next_status(previous, &health, settings.subject, &settings.version, now)
         };

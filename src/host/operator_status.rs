@@ -8,13 +8,21 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::cluster::{ClusterOperatorStatus, ClusterOperatorStatusCondition, OperandVersion};
 
 /// What the controller knows about itself.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Health {
     /// Its watch caches have synced and the controllers run.
     pub running: bool,
     /// Why it cannot run, if it cannot (e.g. a CRD is missing).
     pub failure: Option<String>,
+    /// Why it does not run although it could: another operator serves its API on this
+    /// cluster. Available (nothing is missing), reason [`STOOD_DOWN`].
+    pub stood_down: Option<String>,
+    /// What the Available message adds while it runs (another operator's CRD it uses).
+    pub notes: Vec<String>,
 }
+
+/// The reason of a stood-down component's conditions.
+pub const STOOD_DOWN: &str = "ServedByAnotherOperator";
 
 /// The status to write, keeping each condition's `lastTransitionTime` while its status holds.
 /// `subject` names what runs in the Available message (`DeploymentTarget controllers`).
@@ -26,6 +34,14 @@ pub fn next_status(
     now: &Time,
 ) -> ClusterOperatorStatus {
     let (available, progressing, degraded) = match (&health.failure, health.running) {
+        (None, _) if health.stood_down.is_some() => {
+            let why = health.stood_down.clone().unwrap_or_default();
+            (
+                ("True", STOOD_DOWN, why),
+                ("False", STOOD_DOWN, String::new()),
+                ("False", STOOD_DOWN, String::new()),
+            )
+        }
         (Some(why), _) => (
             ("False", "ControllerFailed", why.clone()),
             ("False", "ControllerFailed", String::new()),
@@ -48,7 +64,10 @@ pub fn next_status(
             (
                 "True",
                 "AsExpected",
-                format!("{subject} at version {version} are running"),
+                std::iter::once(format!("{subject} at version {version} are running"))
+                    .chain(health.notes.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("; "),
             ),
             ("False", "AsExpected", String::new()),
             ("False", "AsExpected", String::new()),
@@ -137,7 +156,7 @@ mod tests {
     fn running_is_available_and_keeps_transition_times() {
         let running = Health {
             running: true,
-            failure: None,
+            ..Health::default()
         };
         let first = next_status(None, &running, "X controllers", "4.18.0", &at(10));
         assert_eq!(condition(&first, "Available").status, "True");
@@ -159,6 +178,7 @@ mod tests {
         let failed = Health {
             running: false,
             failure: Some("CRD missing".into()),
+            ..Health::default()
         };
         let down = next_status(Some(&again), &failed, "X controllers", "4.18.0", &at(30));
         assert_eq!(condition(&down, "Available").status, "False");
@@ -171,13 +191,41 @@ mod tests {
 
     #[test]
     fn starting_is_progressing() {
-        let starting = Health {
-            running: false,
-            failure: None,
-        };
+        let starting = Health::default();
         let s = next_status(None, &starting, "X controllers", "4.18.0", &at(1));
         assert_eq!(condition(&s, "Progressing").status, "True");
         assert_eq!(condition(&s, "Available").status, "False");
         assert_eq!(condition(&s, "Degraded").status, "False");
+    }
+
+    #[test]
+    fn stood_down_is_available_and_says_why_and_notes_are_shown() {
+        let down = Health {
+            running: true,
+            stood_down: Some("assisted-service serves it".into()),
+            ..Health::default()
+        };
+        let s = next_status(None, &down, "X controllers", "4.18.0", &at(1));
+        let available = condition(&s, "Available");
+        assert_eq!(
+            (available.status.as_str(), available.reason.as_deref()),
+            ("True", Some(STOOD_DOWN))
+        );
+        assert_eq!(
+            available.message.as_deref(),
+            Some("assisted-service serves it")
+        );
+        assert_eq!(condition(&s, "Degraded").status, "False");
+        assert_eq!(condition(&s, "Progressing").status, "False");
+        let noted = Health {
+            running: true,
+            notes: vec!["hive's CRD used as it is".into()],
+            ..Health::default()
+        };
+        let s = next_status(None, &noted, "X controllers", "4.18.0", &at(1));
+        assert_eq!(
+            condition(&s, "Available").message.as_deref(),
+            Some("X controllers at version 4.18.0 are running; hive's CRD used as it is")
+        );
     }
 }

@@ -24,6 +24,7 @@ use tokio::task::JoinSet;
 
 use super::deletions::{DeleteDecision, DeletedResource, Deletions};
 use super::outcome::{ApplyReport, Effect};
+use super::stand_down::stand_down;
 use super::task::{
     Action, ApplyErrorText, ClusterVersionOwner, FIELD_MANAGER, InvalidDeleteAnnotation, Outcome,
     action, reason_for_status, report, set_owner,
@@ -334,7 +335,11 @@ async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
         Err(e) => Err(e.into()),
     };
     match result {
-        Ok(()) => Outcome::Done,
+        Ok(Applied::Done) => Outcome::Done,
+        Ok(Applied::StoodDown(why)) => {
+            tracing::info!(manifest = %manifest.describe(), %why, "stood down");
+            Outcome::StoodDown(why)
+        }
         Err(e) => {
             let failure = e.failure();
             tracing::warn!(manifest = %manifest.describe(), error = %e, reason = failure.reason, "apply failed");
@@ -343,7 +348,18 @@ async fn run_task(ctx: &Ctx, manifest: &Manifest) -> Outcome {
     }
 }
 
-async fn with_retries(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), ApplyError> {
+/// What a task did that did not fail.
+enum Applied {
+    Done,
+    /// Not applied: another operator owns what it would replace ([`super::stand_down`]).
+    StoodDown(String),
+}
+
+async fn with_retries(
+    ctx: &Ctx,
+    manifest: &Manifest,
+    action: Action,
+) -> Result<Applied, ApplyError> {
     let mut sleep = ctx.options.retry_interval;
     let mut attempt = 1;
     loop {
@@ -359,7 +375,16 @@ async fn with_retries(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<
     }
 }
 
-async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), ApplyError> {
+async fn act(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<Applied, ApplyError> {
+    if matches!(action, Action::Apply | Action::CreateOnly)
+        && let Some(why) = stand_down(&ctx.client, manifest, &ctx.manifests).await?
+    {
+        return Ok(Applied::StoodDown(why));
+    }
+    act_on(ctx, manifest, action).await.map(|()| Applied::Done)
+}
+
+async fn act_on(ctx: &Ctx, manifest: &Manifest, action: Action) -> Result<(), ApplyError> {
     let gvk = KubeGvk::gvk(
         &manifest.gvk.group,
         &manifest.gvk.version,

@@ -16,9 +16,9 @@
 //! I/O shells around them: [`apply`] (the executor of a pass's task graph), [`run`](mod@run)
 //! (the sync loop of `cvo start`: observe, plan, execute, write), [`retrieve`] (pulling and
 //! loading a requested release), [`alert_risks`] (the firing alerts read for the `Alert` risk
-//! source), [`events`] (Events about the ClusterVersion), [`metrics`] (the operator's metrics)
-//! and [`watches`] (what wakes the loop, and the ClusterOperators the metrics read). Leader
-//! election and
+//! source), [`events`] (Events about the ClusterVersion), [`stand_down`] (not replacing another
+//! operator's CRDs), [`metrics`] (the operator's metrics) and [`watches`] (what wakes the loop,
+//! and the ClusterOperators the metrics read). Leader election and
 //! serving are the host's ([`crate::host`]), shared with the components' controllers.
 
 pub mod alert_risks;
@@ -36,6 +36,7 @@ pub mod pass;
 pub mod precondition;
 pub mod retrieve;
 pub mod run;
+pub mod stand_down;
 pub mod status;
 pub mod summary;
 pub mod task;

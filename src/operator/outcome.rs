@@ -50,6 +50,9 @@ pub struct ApplyReport {
     pub skipped: usize,
     /// ClusterOperator manifests: waited on, not applied; not done.
     pub waiting: Vec<String>,
+    /// Not applied because another operator owns what they would replace (a stand-in CRD, a
+    /// webhook on its objects; [`crate::ownership`]): the task and why. Counted as done.
+    pub stood_down: Vec<String>,
     /// In task order.
     pub errors: Vec<TaskError>,
     /// Never attempted: behind a failed task of their node, or in a node a failure blocked.

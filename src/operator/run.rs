@@ -322,6 +322,7 @@ fn log_pass(options: &RunOptions, pass: &PassResult, elapsed: Duration) {
         total = pass.report.total,
         skipped = pass.report.skipped,
         waiting = pass.report.waiting.len(),
+        stood_down = pass.report.stood_down.len(),
         errors = pass.report.errors.len(),
         incomplete = pass.report.incomplete,
         status_written = pass.status_written,

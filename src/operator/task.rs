@@ -226,6 +226,10 @@ pub(crate) fn report(manifests: &[&Manifest], outcomes: Vec<Option<Outcome>>) ->
                 }
             }
             Some(Outcome::Skipped) => report.skipped += 1,
+            Some(Outcome::StoodDown(why)) => {
+                report.done += 1;
+                report.stood_down.push(format!("{}: {why}", task()));
+            }
             Some(Outcome::Waiting) => report.waiting.push(task()),
             Some(Outcome::Failed(e)) => {
                 let task = task();
@@ -255,6 +259,8 @@ pub(crate) enum Outcome {
     Done,
     Skipped,
     Waiting,
+    /// Not applied: another operator owns what it would replace; why.
+    StoodDown(String),
     Failed(ApplyErrorText),
 }
 

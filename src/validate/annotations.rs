@@ -39,7 +39,49 @@ fn check_doc(doc: &Doc, known: &BTreeSet<Capability>, major: Option<u64>) -> Vec
     findings.extend(profiles(doc));
     findings.extend(delete(doc));
     findings.extend(major_version(doc, major));
+    findings.extend(foreign_crd(doc));
     findings
+}
+
+/// A CRD of another operator's API group ([`crate::ownership::KNOWN_OWNERS`]) that does not
+/// say it stands in for that operator's, or names another one.
+fn foreign_crd(doc: &Doc) -> Option<Finding> {
+    use crate::ownership::{STAND_IN_ANNOTATION, known_owner, stand_in};
+    let s = stand_in(&doc.manifest.object())?;
+    let owner = known_owner(&s.group)?;
+    if !s.declared {
+        let (line, column) = locate::document_start(&doc.manifest);
+        return Some(
+            Finding::new(
+                Code::ForeignCrd,
+                &*doc.path,
+                format!(
+                    "CustomResourceDefinition {} is of {}, {owner}'s API group: where {owner} runs, its CRD is live and this one must not replace it (the CVO stands down and leaves {owner}'s alone), so the component that ships it must work with {owner}'s",
+                    s.name, s.group
+                ),
+            )
+            .at(line, column)
+            .help(format!(
+                "say that it stands in for {owner}'s: {STAND_IN_ANNOTATION}: {owner}"
+            )),
+        );
+    }
+    (s.owner != owner).then(|| {
+        let guess = match suggest(&s.owner, &[owner]) {
+            Some(near) => format!(" (did you mean {near}?)"),
+            None => String::new(),
+        };
+        on_key(
+            doc,
+            Code::ForeignCrd,
+            STAND_IN_ANNOTATION,
+            format!(
+                "{STAND_IN_ANNOTATION} names {:?}{guess}, but {} is {owner}'s API group",
+                s.owner, s.group
+            ),
+        )
+        .help(format!("{STAND_IN_ANNOTATION}: {owner}"))
+    })
 }
 
 /// A finding about annotation `key` of the document, positioned on the key.
@@ -632,6 +674,44 @@ mod tests {
         assert_eq!(
             got[0].3,
             r#"invalid included major version "x" in annotation: strconv.ParseUint: parsing "x": invalid syntax"#
+        );
+    }
+
+    #[test]
+    fn a_crd_of_another_operators_group_says_it_stands_in() {
+        let crd = |annotation: Option<&str>| {
+            let extra = annotation
+                .map(|v| format!("    crds.cvo.openshift.io/stand-in-for: {v}\n"))
+                .unwrap_or_default();
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: clusterdeployments.hive.openshift.io\n  annotations:\n    {SMHA}: \"true\"\n{extra}spec:\n  group: hive.openshift.io\n"
+            )
+        };
+        let run = |text: String| {
+            let docs = docs_of(&[("0000_50_agents_01_cd.crd.yaml", &text)]);
+            check(&docs, &known(), Some(4))
+        };
+        let got = run(crd(None));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].code, Code::ForeignCrd);
+        assert_eq!(got[0].severity, crate::validate::Severity::Warning);
+        assert!(
+            got[0].message.starts_with("CustomResourceDefinition clusterdeployments.hive.openshift.io is of hive.openshift.io, hive's API group: where hive runs, its CRD is live and this one must not replace it"),
+            "{}",
+            got[0].message
+        );
+        assert_eq!(
+            got[0].help.as_deref(),
+            Some("say that it stands in for hive's: crds.cvo.openshift.io/stand-in-for: hive")
+        );
+        assert!(run(crd(Some("hive"))).is_empty());
+        let got = run(crd(Some("hvie")));
+        assert_eq!(
+            (got[0].message.as_str(), got[0].line),
+            (
+                "crds.cvo.openshift.io/stand-in-for names \"hvie\" (did you mean hive?), but hive.openshift.io is hive's API group",
+                Some(7)
+            )
         );
     }
 }

@@ -55,6 +55,7 @@
 //! | `missing-image-tag` | error | a `{{index .Images "tag"}}` whose tag the ImageStream lacks: it renders as an empty image |
 //! | `missing-image` | warning | a container image that is not in the ImageStream (nor the release image): not mirrored, not pinned |
 //! | `cluster-operator-versions` | error | a ClusterOperator without `status.versions`: the CVO fails the update |
+//! | `foreign-crd` | warning | a CRD of another operator's API group (hive's, assisted-service's, ...) that does not say it stands in for that operator's (`crds.cvo.openshift.io/stand-in-for`), or names another operator: where that operator runs, the CVO leaves its CRD alone and never applies this one |
 
 mod annotations;
 mod capabilities;
@@ -143,6 +144,7 @@ pub enum Code {
     MissingImageTag,
     MissingImage,
     ClusterOperatorVersions,
+    ForeignCrd,
 }
 
 impl Code {
@@ -185,6 +187,7 @@ impl Code {
         Code::MissingImageTag,
         Code::MissingImage,
         Code::ClusterOperatorVersions,
+        Code::ForeignCrd,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -227,6 +230,7 @@ impl Code {
             Code::MissingImageTag => "missing-image-tag",
             Code::MissingImage => "missing-image",
             Code::ClusterOperatorVersions => "cluster-operator-versions",
+            Code::ForeignCrd => "foreign-crd",
         }
     }
 
@@ -246,7 +250,8 @@ impl Code {
             | Code::ReleaseMetadataValue
             | Code::CapabilityBaseline
             | Code::MissingMetadata
-            | Code::MissingImage => Severity::Warning,
+            | Code::MissingImage
+            | Code::ForeignCrd => Severity::Warning,
             _ => Severity::Error,
         }
     }

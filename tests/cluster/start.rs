@@ -1007,6 +1007,7 @@ pub async fn start_installs_the_agents_component(ctx: &Ctx<'_>) -> anyhow::Resul
                 webhook: None,
                 requirements: Default::default(),
                 reclaim: false,
+                reclaim_timeout: Duration::from_secs(3600),
             };
             let component = Arc::new(Agents::new(settings));
             tokio::spawn(cvo::host::controller::run_component(

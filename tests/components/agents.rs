@@ -31,9 +31,10 @@ pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
     for crd in cvo::components::agents::crds::crds() {
         let name = crd.name_any();
+        // As the CVO applies them (the controller tells its own CRDs by their manager).
         crds.patch(
             &name,
-            &PatchParams::apply("cvo-test").force(),
+            &PatchParams::apply(cvo::operator::FIELD_MANAGER).force(),
             &Patch::Apply(&crd),
         )
         .await
@@ -58,14 +59,16 @@ impl Drop for Running {
 }
 
 async fn start_controller(ctx: &Ctx<'_>, webhook: Option<WebhookOptions>) -> Running {
-    start_controller_with(ctx, webhook, false).await
+    start_controller_with(ctx, webhook, false, Duration::from_secs(3600)).await
 }
 
-/// The controller, reclaiming installed hosts on unbind or not (`--reclaim`).
+/// The controller, reclaiming installed hosts on unbind or not (`--reclaim`), giving up a
+/// reclaim after `reclaim_timeout`.
 async fn start_controller_with(
     ctx: &Ctx<'_>,
     webhook: Option<WebhookOptions>,
     reclaim: bool,
+    reclaim_timeout: Duration,
 ) -> Running {
     let settings = Settings {
         version: "4.18.0".into(),
@@ -73,6 +76,7 @@ async fn start_controller_with(
         webhook,
         requirements: Default::default(),
         reclaim,
+        reclaim_timeout,
     };
     let (tx, rx) = watch::channel(false);
     let admin = ctx.admin.clone();
@@ -234,17 +238,30 @@ async fn events(
         .collect())
 }
 
-/// The test plays the installer: the host's state as an installation would set it.
+/// The test plays the installer: the host's state as an installation would set it. The
+/// controller writes the Agent too (labels, conditions): a write that lost the race (409) is
+/// tried again on the latest version, as an installer would.
 async fn install_state(agents: &Api<Agent>, name: &str, state: &str) -> anyhow::Result<()> {
-    let mut agent = agents.get(name).await?;
-    if let Some(status) = agent.status.as_mut() {
-        status.debug_info.state = state.into();
-        status.debug_info.state_info = String::new();
+    for _ in 0..20 {
+        let mut agent = agents.get(name).await?;
+        if let Some(status) = agent.status.as_mut() {
+            status.debug_info.state = state.into();
+            status.debug_info.state_info = String::new();
+        }
+        match agents
+            .replace_status(name, &PostParams::default(), &agent)
+            .await
+        {
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => {
+                other?;
+                return Ok(());
+            }
+        }
     }
-    agents
-        .replace_status(name, &PostParams::default(), &agent)
-        .await?;
-    Ok(())
+    bail!("{name}: status write conflicted 20 times in a row")
 }
 
 /// Stories 1 and 3: an InfraEnv without a cluster; hosts boot its image and land in its pool,
@@ -325,16 +342,20 @@ pub async fn pool_registration(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         let ie = ies.get("datacenter").await?;
         let status = ie.status.unwrap_or_default();
         let selector = status.agent_label_selector.unwrap_or_default();
-        let reference = status
+        let image = status
             .conditions
             .iter()
-            .find(|c| c.type_ == "ClusterDeploymentReference")
-            .map(|c| c.reason.clone());
+            .find(|c| c.type_ == "ImageCreated")
+            .map(|c| (c.reason.clone(), c.message.clone()));
+        let available = (
+            "InfraEnvAvailable".to_owned(),
+            "InfraEnv is available".to_owned(),
+        );
         Ok((selector
             .match_labels
             .get("infraenvs.agent-install.openshift.io")
             == Some(&"datacenter".to_owned())
-            && reference.as_deref() == Some("InfraEnvAvailable"))
+            && image == Some(available))
         .then_some(()))
     })
     .await?;
@@ -370,6 +391,14 @@ async fn start_with_webhooks(
     ctx: &Ctx<'_>,
     ns: &str,
 ) -> anyhow::Result<(Running, Api<ValidatingWebhookConfiguration>)> {
+    start_with_webhooks_in(ctx, &[ns]).await
+}
+
+/// [`start_with_webhooks`] for the objects of several namespaces.
+async fn start_with_webhooks_in(
+    ctx: &Ctx<'_>,
+    namespaces: &[&str],
+) -> anyhow::Result<(Running, Api<ValidatingWebhookConfiguration>)> {
     let admin = &ctx.admin;
     namespace(admin, "cvo-agents").await?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
@@ -390,7 +419,8 @@ async fn start_with_webhooks(
             "clientConfig": {"url": format!("https://127.0.0.1:{port}{path}")},
             "rules": [{"apiGroups": ["agent-install.openshift.io"], "apiVersions": ["v1beta1"],
                        "operations": ["CREATE", "UPDATE"], "resources": [resource]}],
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+            "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                                        "operator": "In", "values": namespaces}]},
             "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]})
     };
     let vwc: ValidatingWebhookConfiguration = serde_json::from_value(json!({
@@ -770,7 +800,7 @@ pub async fn reclaim_reboots_an_installed_host_into_the_pool(ctx: &Ctx<'_>) -> a
     namespace(admin, ns).await?;
     infra_env(admin, ns, "pool").await?;
     cluster(admin, ns, "prod", false).await?;
-    let _controller = start_controller_with(ctx, None, true).await;
+    let _controller = start_controller_with(ctx, None, true, Duration::from_secs(3600)).await;
     let _hosts = start_simulator(ctx, ns, "pool", "host", 1, DEFAULT_HW).await?;
     let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
     wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
@@ -803,5 +833,191 @@ pub async fn reclaim_reboots_an_installed_host_into_the_pool(ctx: &Ctx<'_>) -> a
         status.deprovision_info.map(|d| d.message),
         Some("Waiting for host to unbind to do spoke cleanup".to_owned())
     );
+    Ok(())
+}
+
+/// HyperShift's agent provider: an Agent of the `hardware-inventory` pool binds to a
+/// ClusterDeployment (and its AgentClusterInstall) in `clusters-hc1`, through the webhooks
+/// (upstream allows the cross-namespace reference); the binding Events are on that
+/// ClusterDeployment, and the Agent's label names its namespace. Unbound, it returns to its pool.
+pub async fn bind_across_namespaces(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let (pool, clusters) = ("hardware-inventory", "clusters-hc1");
+    namespace(admin, pool).await?;
+    namespace(admin, clusters).await?;
+    infra_env(admin, pool, "datacenter").await?;
+    cluster(admin, clusters, "hc1", false).await?;
+    let (_controller, webhooks) = start_with_webhooks_in(ctx, &[pool, clusters]).await?;
+    let _hosts = start_simulator(ctx, pool, "datacenter", "host", 1, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), pool);
+    wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    let patch = json!({"spec": {"clusterDeploymentName": {"name": "hc1", "namespace": clusters}}});
+    agents
+        .patch("host-0", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .context("the webhook must allow a ClusterDeployment in another namespace")?;
+    let bound = wait_state(&agents, "host-0", "known", Some(Some("hc1"))).await?;
+    let status = bound.status.clone().unwrap_or_default();
+    assert_eq!(
+        status.bound_cluster_deployment.map(|c| c.namespace),
+        Some(clusters.to_owned())
+    );
+    assert_eq!(
+        bound
+            .labels()
+            .get("agent-install.openshift.io/clusterdeployment-namespace"),
+        Some(&clusters.to_owned())
+    );
+    eventually(
+        "host_bind_succeeded on hc1 in clusters-hc1",
+        Duration::from_secs(10),
+        || async {
+            let binds = events(admin, clusters, "host_bind_succeeded", "ClusterDeployment").await?;
+            Ok((!binds.is_empty()).then_some(()))
+        },
+    )
+    .await?;
+    // The ClusterDeployment holds its agents: its finalizer.
+    let cds: Api<ClusterDeployment> = Api::namespaced(admin.clone(), clusters);
+    let finalizer = "clusterdeployments.agent-install.openshift.io/ai-deprovision".to_string();
+    assert!(cds.get("hc1").await?.finalizers().contains(&finalizer));
+    set_cluster(&agents, "host-0", None).await?;
+    wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    webhooks.delete(WEBHOOKS, &DeleteParams::default()).await?;
+    Ok(())
+}
+
+/// What users select agents by: the InfraEnv's `agentLabels` on every Agent it creates, the
+/// inventory labels the controller derives from the hardware, and auto-approval.
+pub async fn labels_and_auto_approval(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-labels";
+    namespace(admin, ns).await?;
+    let ies: Api<InfraEnv> = Api::namespaced(admin.clone(), ns);
+    let ie: InfraEnv = serde_json::from_value(json!({
+        "apiVersion": "agent-install.openshift.io/v1beta1", "kind": "InfraEnv",
+        "metadata": {"name": "rack1", "namespace": ns},
+        "spec": {"pullSecretRef": {"name": "pull-secret"}, "agentLabels": {"rack": "r1"},
+                 "agentApproval": {"autoApprove": true}}}))?;
+    ies.create(&PostParams::default(), &ie).await?;
+    let _controller = start_controller(ctx, None).await;
+    let _hosts = start_simulator(ctx, ns, "rack1", "host", 2, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    for host in ["host-0", "host-1"] {
+        wait_state(&agents, host, "known-unbound", Some(None)).await?;
+    }
+    let agent = eventually("labelled and approved", Duration::from_secs(30), || async {
+        let a = agents.get("host-0").await?;
+        let labelled = a
+            .labels()
+            .contains_key("inventory.agent-install.openshift.io/cpu-architecture");
+        Ok((labelled && a.spec.approved).then_some(a))
+    })
+    .await?;
+    let labels = agent.labels();
+    for (key, value) in [
+        ("rack", "r1"),
+        ("infraenvs.agent-install.openshift.io", "rack1"),
+        (
+            "inventory.agent-install.openshift.io/cpu-architecture",
+            "x86_64",
+        ),
+        (
+            "inventory.agent-install.openshift.io/cpu-virtenabled",
+            "true",
+        ),
+        (
+            "inventory.agent-install.openshift.io/storage-hasnonrotationaldisk",
+            "true",
+        ),
+        (
+            "inventory.agent-install.openshift.io/host-manufacturer",
+            "cvo",
+        ),
+        (
+            "inventory.agent-install.openshift.io/host-productname",
+            "simulatedhost",
+        ),
+        (
+            "inventory.agent-install.openshift.io/host-isvirtual",
+            "true",
+        ),
+    ] {
+        assert_eq!(labels.get(key).map(String::as_str), Some(value), "{key}");
+    }
+    assert_eq!(
+        agent
+            .annotations()
+            .get("inventory.agent-install.openshift.io/version")
+            .map(String::as_str),
+        Some("0.1")
+    );
+    // Agents are selected by hardware.
+    let list = agents
+        .list(
+            &ListParams::default()
+                .labels("rack=r1,inventory.agent-install.openshift.io/cpu-virtenabled=true"),
+        )
+        .await?;
+    assert_eq!(list.items.len(), 2);
+    let owners = agent.owner_references();
+    assert_eq!(
+        owners
+            .iter()
+            .map(|o| (o.kind.as_str(), o.name.as_str()))
+            .collect::<Vec<_>>(),
+        [("InfraEnv", "rack1")]
+    );
+    Ok(())
+}
+
+/// `--reclaim` with no reclaim agent (no simulator to play it): the reclaim times out after
+/// the configured timeout and the host waits for a person (`unbinding-pending-user-action`),
+/// a Warning Event on its InfraEnv saying so.
+pub async fn reclaim_times_out_without_a_reclaim_agent(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let admin = &ctx.admin;
+    let ns = "agents-reclaim-timeout";
+    namespace(admin, ns).await?;
+    infra_env(admin, ns, "pool").await?;
+    cluster(admin, ns, "prod", false).await?;
+    let _controller = start_controller_with(ctx, None, true, Duration::from_secs(3)).await;
+    let hosts = start_simulator(ctx, ns, "pool", "host", 1, DEFAULT_HW).await?;
+    let agents: Api<Agent> = Api::namespaced(admin.clone(), ns);
+    wait_state(&agents, "host-0", "known-unbound", Some(None)).await?;
+    set_cluster(&agents, "host-0", Some("prod")).await?;
+    wait_state(&agents, "host-0", "known", Some(Some("prod"))).await?;
+    // The simulator stops: nothing reboots the host.
+    drop(hosts);
+    install_state(&agents, "host-0", "installed").await?;
+    set_cluster(&agents, "host-0", None).await?;
+    wait_state(&agents, "host-0", "reclaiming", Some(None)).await?;
+    let started = std::time::Instant::now();
+    let pending = wait_state(
+        &agents,
+        "host-0",
+        "unbinding-pending-user-action",
+        Some(None),
+    )
+    .await?;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        pending.status.unwrap_or_default().debug_info.state_info,
+        "Host is waiting to be unbound from the cluster"
+    );
+    let warning = eventually("the Warning Event", Duration::from_secs(10), || async {
+        let updates = events(admin, ns, "host_status_updated", "InfraEnv").await?;
+        Ok(updates.into_iter().find(|e| {
+            e.type_.as_deref() == Some("Warning")
+                && e.note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("from reclaiming to unbinding-pending-user-action"))
+        }))
+    })
+    .await?;
+    assert!(warning.note.is_some());
     Ok(())
 }

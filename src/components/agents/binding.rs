@@ -191,8 +191,106 @@ pub struct ClusterFacts<'a> {
     pub status: &'a str,
     /// Empty or `multi`: any host architecture.
     pub cpu_architecture: &'a str,
-    pub supports_arbiter: bool,
-    pub supports_fencing: bool,
+    /// The OpenShift version it installs (`4.19.0`; empty: unknown).
+    pub openshift_version: &'a str,
+    /// Its platform as assisted-service names it (`baremetal`, `none`, `vsphere`, ...).
+    pub platform: &'a str,
+    /// An installed cluster that hosts are added to (day 2).
+    pub day2: bool,
+}
+
+/// The first version whose clusters may have arbiter hosts, and from which on the `none`
+/// platform too (assisted-service's `MinimumVersionForArbiterClusters*`).
+pub const MINIMUM_VERSION_FOR_ARBITER: &str = "4.19";
+pub const MINIMUM_VERSION_FOR_ARBITER_WITH_NONE_PLATFORM: &str = "4.22";
+/// The first version whose clusters may have hosts with fencing credentials (two nodes with
+/// fencing).
+pub const MINIMUM_VERSION_FOR_FENCING: &str = "4.20";
+
+/// Upstream's `ValidateClusterSupportsArbiterHosts`: a day-1 cluster from 4.19 on the
+/// baremetal platform, or from 4.22 also on `none`; a day-2 cluster may have been installed
+/// with arbiters (upstream cannot tell, so it allows them).
+pub fn cluster_supports_arbiter_hosts(cluster: &ClusterFacts) -> Result<(), String> {
+    if cluster.day2 {
+        return Ok(());
+    }
+    if !version_at_least(cluster.openshift_version, MINIMUM_VERSION_FOR_ARBITER)? {
+        return Err(format!(
+            "cluster's openshift version must be at least {MINIMUM_VERSION_FOR_ARBITER}"
+        ));
+    }
+    match cluster.platform {
+        "" => Err("cluster's platform must be set".into()),
+        "baremetal" => Ok(()),
+        "none"
+            if version_at_least(
+                cluster.openshift_version,
+                MINIMUM_VERSION_FOR_ARBITER_WITH_NONE_PLATFORM,
+            )? =>
+        {
+            Ok(())
+        }
+        _ if version_at_least(
+            cluster.openshift_version,
+            MINIMUM_VERSION_FOR_ARBITER_WITH_NONE_PLATFORM,
+        )? =>
+        {
+            Err("cluster's platform must be baremetal or none".into())
+        }
+        _ => Err("cluster's platform must be baremetal".into()),
+    }
+}
+
+/// Upstream's `ValidateClusterSupportsFencingCredentials`: a day-1 cluster from 4.20 on the
+/// baremetal or `none` platform (fencing credentials do nothing on day 2, and are allowed).
+pub fn cluster_supports_fencing_credentials(cluster: &ClusterFacts) -> Result<(), String> {
+    if cluster.day2 {
+        return Ok(());
+    }
+    if !version_at_least(cluster.openshift_version, MINIMUM_VERSION_FOR_FENCING)? {
+        return Err(format!(
+            "cluster's openshift version must be at least {MINIMUM_VERSION_FOR_FENCING}"
+        ));
+    }
+    match cluster.platform {
+        "baremetal" | "none" => Ok(()),
+        _ => Err("cluster's platform must be baremetal or none".into()),
+    }
+}
+
+/// Upstream's `BaseVersionGreaterOrEqual(minimum, version)`: the version without its
+/// pre-release part is at least `minimum`. A version that is no version is an error
+/// (hashicorp/go-version's message).
+fn version_at_least(version: &str, minimum: &str) -> Result<bool, String> {
+    let base = version.split('-').next().unwrap_or_default();
+    let parse = |v: &str| -> Option<Vec<u64>> {
+        let v = v.strip_prefix('v').unwrap_or(v);
+        v.split('.').map(|p| p.parse().ok()).collect()
+    };
+    let (Some(have), Some(need)) = (parse(base), parse(minimum)) else {
+        return Err(format!("Malformed version: {version}"));
+    };
+    let len = have.len().max(need.len());
+    let pad = |mut v: Vec<u64>| {
+        v.resize(len, 0);
+        v
+    };
+    Ok(pad(have) >= pad(need))
+}
+
+/// assisted-service's platform name for an AgentClusterInstall's `platformType`; an empty one
+/// is what assisted-service gives such a cluster: `none` with user-managed networking,
+/// `baremetal` otherwise.
+pub fn platform_of(platform_type: &str, user_managed_networking: bool) -> &'static str {
+    match platform_type {
+        "BareMetal" => "baremetal",
+        "None" => "none",
+        "VSphere" => "vsphere",
+        "Nutanix" => "nutanix",
+        "External" => "external",
+        _ if user_managed_networking => "none",
+        _ => "baremetal",
+    }
 }
 
 /// What BindHostInternal checks.
@@ -220,12 +318,10 @@ pub enum BindError {
     ClusterNotFound(String),
     #[error("InfraEnv's CPU architecture ({infra_env}) doesn't match the cluster ({cluster})")]
     ArchitectureMismatch { infra_env: String, cluster: String },
-    /// `cvo`'s wording: upstream's text for this refusal was not found.
-    #[error("Cluster {0} does not support hosts with the arbiter role")]
-    ArbiterUnsupported(String),
-    /// `cvo`'s wording: upstream's text for this refusal was not found.
-    #[error("Cluster {0} does not support hosts with fencing credentials")]
-    FencingUnsupported(String),
+    #[error("Host {host} is assigned the arbiter role: {reason}")]
+    ArbiterUnsupported { host: String, reason: String },
+    #[error("Host {host} has fencing credentials: {reason}")]
+    FencingUnsupported { host: String, reason: String },
     #[error("Cannot add hosts to an existing cluster using the original Discovery ISO.")]
     ClusterInstalled,
     #[error("Host can register only in one of the following states: [{}]", ACCEPTING_STATUSES.join(" "))]
@@ -243,8 +339,8 @@ impl BindError {
             | BindError::NotAcceptingHosts => 409,
             BindError::ClusterNotFound(_)
             | BindError::ArchitectureMismatch { .. }
-            | BindError::ArbiterUnsupported(_)
-            | BindError::FencingUnsupported(_) => 400,
+            | BindError::ArbiterUnsupported { .. }
+            | BindError::FencingUnsupported { .. } => 400,
             BindError::StateMachine(_) => 500,
         }
     }
@@ -278,11 +374,21 @@ pub fn bind_host(request: &BindRequest) -> Result<Transition, BindError> {
             cluster: cluster_arch.to_owned(),
         });
     }
-    if request.role == "arbiter" && !cluster.supports_arbiter {
-        return Err(BindError::ArbiterUnsupported(cluster.id.to_owned()));
+    if request.role == "arbiter"
+        && let Err(reason) = cluster_supports_arbiter_hosts(cluster)
+    {
+        return Err(BindError::ArbiterUnsupported {
+            host: host.id.clone(),
+            reason,
+        });
     }
-    if request.fencing_credentials && !cluster.supports_fencing {
-        return Err(BindError::FencingUnsupported(cluster.id.to_owned()));
+    if request.fencing_credentials
+        && let Err(reason) = cluster_supports_fencing_credentials(cluster)
+    {
+        return Err(BindError::FencingUnsupported {
+            host: host.id.clone(),
+            reason,
+        });
     }
     if !ACCEPTING_STATUSES.contains(&cluster.status) {
         return Err(match cluster.status {
@@ -374,24 +480,34 @@ pub enum Teardown {
     Unbind,
 }
 
-/// Deleting `deleted`: the agents of an InfraEnv whose `clusterRef` is it are deleted; a
-/// late-binding agent on it is unbound, or deleted when the ClusterDeployment has
-/// `preserveOnDelete` (the cluster keeps running, so its hosts must not be re-provisioned).
+/// The InfraEnv of an Agent, as teardown sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentInfraEnv<'a> {
+    /// The Agent names none, or it is gone.
+    Missing,
+    /// Its `spec.clusterRef` (none: late binding).
+    Found(Option<&'a ClusterReference>),
+}
+
+/// Deleting `deleted` (upstream's `unbindAgents` with `shouldDeleteAgentOnUnbind`): an Agent
+/// referencing it is deleted when its InfraEnv is bound to it, or when its InfraEnv is a
+/// late-binding pool and the ClusterDeployment has `preserveOnDelete` (the cluster keeps
+/// running, so its hosts must not be re-provisioned); otherwise, its InfraEnv missing or
+/// bound elsewhere included, it is unbound. Agents referencing another ClusterDeployment are
+/// kept.
 pub fn teardown(
     deleted: &ClusterReference,
     preserve_on_delete: bool,
     agent_cd: Option<&ClusterReference>,
-    infra_env_cluster_ref: Option<&ClusterReference>,
+    infra_env: AgentInfraEnv,
 ) -> Teardown {
-    if infra_env_cluster_ref == Some(deleted) {
-        Teardown::Delete
-    } else if agent_cd == Some(deleted) {
-        match preserve_on_delete {
-            true => Teardown::Delete,
-            false => Teardown::Unbind,
-        }
-    } else {
-        Teardown::Keep
+    if agent_cd != Some(deleted) {
+        return Teardown::Keep;
+    }
+    match infra_env {
+        AgentInfraEnv::Found(Some(bound)) if bound == deleted => Teardown::Delete,
+        AgentInfraEnv::Found(None) if preserve_on_delete => Teardown::Delete,
+        _ => Teardown::Unbind,
     }
 }
 
@@ -558,8 +674,9 @@ mod tests {
             id: "c1",
             status: "ready",
             cpu_architecture: "x86_64",
-            supports_arbiter: false,
-            supports_fencing: false,
+            openshift_version: "4.18.0",
+            platform: "baremetal",
+            day2: false,
         }
     }
 
@@ -613,10 +730,28 @@ mod tests {
 
         let mut arbiter = bind(&free, Some(&cluster));
         arbiter.role = "arbiter";
-        assert_eq!(bind_host(&arbiter).unwrap_err().code(), 400);
+        let e = bind_host(&arbiter).unwrap_err();
+        assert_eq!(e.code(), 400);
+        assert_eq!(
+            e.to_string(),
+            "Host h1 is assigned the arbiter role: cluster's openshift version must be at least 4.19"
+        );
         let mut fencing = bind(&free, Some(&cluster));
         fencing.fencing_credentials = true;
-        assert_eq!(bind_host(&fencing).unwrap_err().code(), 400);
+        let e = bind_host(&fencing).unwrap_err();
+        assert_eq!(e.code(), 400);
+        assert_eq!(
+            e.to_string(),
+            "Host h1 has fencing credentials: cluster's openshift version must be at least 4.20"
+        );
+        let recent = ClusterFacts {
+            openshift_version: "4.20.3",
+            ..cluster
+        };
+        let mut arbiter = bind(&free, Some(&recent));
+        arbiter.role = "arbiter";
+        arbiter.fencing_credentials = true;
+        assert_eq!(bind_host(&arbiter).unwrap().to, Binding);
 
         let installed = ClusterFacts {
             status: "installed",
@@ -678,13 +813,72 @@ mod tests {
 
     #[test]
     fn teardown_of_a_cluster_deployment() {
+        use AgentInfraEnv::{Found, Missing};
         let cd = ClusterReference::new("team", "prod");
         let other = ClusterReference::new("team", "dev");
-        assert_eq!(teardown(&cd, false, Some(&cd), Some(&cd)), Teardown::Delete);
-        assert_eq!(teardown(&cd, false, Some(&cd), None), Teardown::Unbind);
-        assert_eq!(teardown(&cd, true, Some(&cd), None), Teardown::Delete);
-        assert_eq!(teardown(&cd, true, Some(&other), None), Teardown::Keep);
-        assert_eq!(teardown(&cd, false, None, None), Teardown::Keep);
-        assert_eq!(teardown(&cd, false, None, Some(&cd)), Teardown::Delete);
+        let t = |preserve, agent, ie| teardown(&cd, preserve, agent, ie);
+        assert_eq!(t(false, Some(&cd), Found(Some(&cd))), Teardown::Delete);
+        assert_eq!(t(true, Some(&cd), Found(Some(&cd))), Teardown::Delete);
+        assert_eq!(t(false, Some(&cd), Found(None)), Teardown::Unbind);
+        assert_eq!(t(true, Some(&cd), Found(None)), Teardown::Delete);
+        // preserveOnDelete deletes only late-binding agents: one whose InfraEnv is gone or
+        // bound elsewhere is unbound.
+        assert_eq!(t(true, Some(&cd), Missing), Teardown::Unbind);
+        assert_eq!(t(true, Some(&cd), Found(Some(&other))), Teardown::Unbind);
+        assert_eq!(t(true, Some(&other), Found(None)), Teardown::Keep);
+        assert_eq!(t(false, None, Found(None)), Teardown::Keep);
+        assert_eq!(t(false, None, Found(Some(&cd))), Teardown::Keep);
+    }
+
+    #[test]
+    fn arbiter_and_fencing_support_as_upstream_judges_it() {
+        let at = |version: &'static str, platform: &'static str| ClusterFacts {
+            openshift_version: version,
+            platform,
+            ..ready_cluster()
+        };
+        let arbiter = |c: ClusterFacts| cluster_supports_arbiter_hosts(&c);
+        let fencing = |c: ClusterFacts| cluster_supports_fencing_credentials(&c);
+        assert_eq!(arbiter(at("4.19.0", "baremetal")), Ok(()));
+        assert_eq!(arbiter(at("4.19.0-rc.2", "baremetal")), Ok(()));
+        assert_eq!(
+            arbiter(at("4.18.9", "baremetal")),
+            Err("cluster's openshift version must be at least 4.19".into())
+        );
+        assert_eq!(
+            arbiter(at("4.21.0", "none")),
+            Err("cluster's platform must be baremetal".into())
+        );
+        assert_eq!(arbiter(at("4.22.0", "none")), Ok(()));
+        assert_eq!(
+            arbiter(at("4.22.0", "vsphere")),
+            Err("cluster's platform must be baremetal or none".into())
+        );
+        assert_eq!(
+            arbiter(at("4.19.0", "")),
+            Err("cluster's platform must be set".into())
+        );
+        assert_eq!(
+            arbiter(at("", "baremetal")),
+            Err("Malformed version: ".into())
+        );
+        let day2 = ClusterFacts {
+            day2: true,
+            ..at("4.12.0", "vsphere")
+        };
+        assert_eq!(arbiter(day2), Ok(()));
+        assert_eq!(fencing(day2), Ok(()));
+        assert_eq!(fencing(at("4.20.0", "none")), Ok(()));
+        assert_eq!(
+            fencing(at("4.20.0", "nutanix")),
+            Err("cluster's platform must be baremetal or none".into())
+        );
+        assert_eq!(
+            fencing(at("4.19.0", "baremetal")),
+            Err("cluster's openshift version must be at least 4.20".into())
+        );
+        assert_eq!(platform_of("", true), "none");
+        assert_eq!(platform_of("", false), "baremetal");
+        assert_eq!(platform_of("VSphere", false), "vsphere");
     }
 }

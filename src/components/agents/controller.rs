@@ -13,12 +13,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::controller::Action;
@@ -33,19 +34,25 @@ use tokio::sync::watch;
 use super::binding::{ReclaimContext, Teardown};
 use super::crds::OPERATOR;
 use super::keys::{
-    FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, FINALIZER_INFRAENV, LABEL_BMH,
-    LABEL_CLUSTER_DEPLOYMENT_NAMESPACE, LABEL_INFRAENV,
+    ANN_INVENTORY_VERSION, FINALIZER_AGENT, FINALIZER_CLUSTER_DEPLOYMENT, FINALIZER_INFRAENV,
+    LABEL_BMH, LABEL_CLUSTER_DEPLOYMENT_NAMESPACE, LABEL_INFRAENV,
 };
 use super::reconcile::{
     AgentContext, ClusterView, EventScope, HostEventRecord, INFRA_ENV_HOSTS_REMAIN,
-    cancel_for_teardown, infra_env_deletion, infra_env_name, infra_env_status, real_hostname,
-    reconcile_agent, teardown_agents,
+    INVENTORY_LABELS_VERSION, InfraEnvCluster, cancel_for_teardown, infra_env_deletion,
+    infra_env_name, infra_env_status, real_hostname, reconcile_agent, teardown_agents,
 };
 use super::types::{Agent, AgentClusterInstall, ClusterDeployment, InfraEnv};
+
+/// The API group of AgentClusterInstall.
+const ACI_GROUP: &str = "extensions.hive.openshift.io";
+use super::hub::{HubView, hub_view};
 use super::validation::Requirements;
-use crate::host::cluster_operator::{OperatorSettings, keep_cluster_operator};
+use crate::host::cluster_operator::{OperatorSettings, keep_cluster_operator_with};
 use crate::host::controller::{Component, ComponentError, HostHandle};
+use crate::host::operator_status::Health;
 use crate::host::webhook::{Admission, WebhookOptions};
+use crate::operator::FIELD_MANAGER;
 
 /// The component's settings, from `cvo controller agents`'s flags.
 #[derive(Clone, Debug)]
@@ -61,6 +68,9 @@ pub struct Settings {
     /// The image service is on: unbinding an installed host reclaims it (reboots it into the
     /// discovery image) when no BareMetalHost manages it and its cluster is there.
     pub reclaim: bool,
+    /// How long a reclaim may take before the host waits for a person
+    /// (`unbinding-pending-user-action`).
+    pub reclaim_timeout: Duration,
 }
 
 /// The agent component, as the host runs it.
@@ -68,14 +78,17 @@ pub struct Agents {
     pub settings: Settings,
     /// The ClusterDeployments the InfraEnv webhook reads (`spec.installed`), filled once the
     /// controllers run.
-    pub cluster_deployments: Arc<std::sync::OnceLock<Store<ClusterDeployment>>>,
+    pub cluster_deployments: Arc<std::sync::RwLock<Option<Store<ClusterDeployment>>>>,
+    /// Another operator serves the API ([`super::hub`]): the webhooks judge nothing.
+    pub standing_down: Arc<AtomicBool>,
 }
 
 impl Agents {
     pub fn new(settings: Settings) -> Agents {
         Agents {
             settings,
-            cluster_deployments: Arc::new(std::sync::OnceLock::new()),
+            cluster_deployments: Arc::new(std::sync::RwLock::new(None)),
+            standing_down: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -89,6 +102,7 @@ impl Component for Agents {
         let options = self.settings.webhook.clone()?;
         let admission = super::admission::AgentAdmission {
             cluster_deployments: self.cluster_deployments.clone(),
+            standing_down: self.standing_down.clone(),
         };
         Some((options, Arc::new(admission)))
     }
@@ -117,6 +131,7 @@ struct Shared {
     installs: Store<AgentClusterInstall>,
     requirements: Requirements,
     reclaim: bool,
+    reclaim_timeout: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -195,19 +210,13 @@ where
 async fn run(
     component: Arc<Agents>,
     host: HostHandle,
-    stop: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
 ) -> Result<(), ComponentError> {
     let settings = component.settings.clone();
     let client = host.client.clone();
-    let mut tasks = Vec::new();
-    let infra_envs = cache::<InfraEnv>(&client, &mut tasks);
-    let cluster_deployments = cache::<ClusterDeployment>(&client, &mut tasks);
-    let installs = cache::<AgentClusterInstall>(&client, &mut tasks);
-    let _ = component
-        .cluster_deployments
-        .set(cluster_deployments.clone());
-    let running = Arc::new(AtomicBool::new(false));
-    tasks.push(tokio::spawn(keep_cluster_operator(
+    let health = Arc::new(Mutex::new(Health::default()));
+    let reported = health.clone();
+    let operator = tokio::spawn(keep_cluster_operator_with(
         client.clone(),
         OperatorSettings {
             name: OPERATOR,
@@ -215,9 +224,113 @@ async fn run(
             version: settings.version.clone(),
             interval: settings.status_interval,
         },
-        running.clone(),
+        move || lock(&reported).clone(),
         stop.clone(),
-    )));
+    ));
+    loop {
+        let view = observe_hub(&client).await;
+        component
+            .standing_down
+            .store(view.stand_down.is_some(), Ordering::Relaxed);
+        {
+            let mut h = lock(&health);
+            h.stood_down = view.stand_down.clone();
+            h.notes = view.notes.clone();
+        }
+        if let Some(why) = &view.stand_down {
+            tracing::warn!(%why, "standing down");
+            lock(&health).running = true;
+            host.metrics.set_synced();
+            tokio::select! {
+                _ = tokio::time::sleep(settings.status_interval) => continue,
+                _ = stop.changed() => break,
+            }
+        }
+        // The controllers run until stopped, or until another operator takes the API over.
+        let (restart, restarted) = watch::channel(false);
+        let watcher = tokio::spawn(watch_hub(
+            client.clone(),
+            health.clone(),
+            settings.status_interval,
+            stop.clone(),
+            restart,
+        ));
+        run_controllers(&component, &host, health.clone(), restarted).await;
+        watcher.abort();
+        lock(&health).running = false;
+        if *stop.borrow() {
+            break;
+        }
+    }
+    let _ = operator.await;
+    Ok(())
+}
+
+fn lock(health: &Mutex<Health>) -> std::sync::MutexGuard<'_, Health> {
+    health.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The live CRDs of the component's, judged ([`hub_view`]). A CRD that cannot be read counts
+/// as absent (logged): the controllers then run as on a cluster without it.
+async fn observe_hub(client: &Client) -> HubView {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut pairs = Vec::new();
+    for crd in super::crds::crds() {
+        let name = crd.name_any();
+        let live = match api.get_opt(&name).await {
+            Ok(live) => live.and_then(|c| serde_json::to_value(c).ok()),
+            Err(e) => {
+                tracing::warn!(crd = %name, error = %e, "cannot read the CRD to tell whose it is");
+                None
+            }
+        };
+        pairs.push((serde_json::to_value(&crd).unwrap_or_default(), live));
+    }
+    hub_view(&pairs, FIELD_MANAGER)
+}
+
+/// Looks at the CRDs every `interval` while the controllers run: the notes follow, and
+/// `restart` turns true once another operator serves the API (or on `stop`).
+async fn watch_hub(
+    client: Client,
+    health: Arc<Mutex<Health>>,
+    interval: Duration,
+    mut stop: watch::Receiver<bool>,
+    restart: watch::Sender<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => {
+                let _ = restart.send(true);
+                return;
+            }
+        }
+        let view = observe_hub(&client).await;
+        if view.stand_down.is_some() {
+            let _ = restart.send(true);
+            return;
+        }
+        lock(&health).notes = view.notes;
+    }
+}
+
+/// The caches and the three controllers, until `stop`.
+async fn run_controllers(
+    component: &Arc<Agents>,
+    host: &HostHandle,
+    health: Arc<Mutex<Health>>,
+    stop: watch::Receiver<bool>,
+) {
+    let settings = component.settings.clone();
+    let client = host.client.clone();
+    let mut tasks = Vec::new();
+    let infra_envs = cache::<InfraEnv>(&client, &mut tasks);
+    let cluster_deployments = cache::<ClusterDeployment>(&client, &mut tasks);
+    let installs = cache::<AgentClusterInstall>(&client, &mut tasks);
+    if let Ok(mut store) = component.cluster_deployments.write() {
+        *store = Some(cluster_deployments.clone());
+    }
     let agents_api: Api<Agent> = Api::all(client.clone());
     let agent_controller = Controller::new(agents_api, watcher::Config::default());
     let agents = agent_controller.store();
@@ -225,18 +338,19 @@ async fn run(
     let _ = cluster_deployments.wait_until_ready().await;
     let _ = installs.wait_until_ready().await;
     host.metrics.set_synced();
-    running.store(true, Ordering::Relaxed);
+    lock(&health).running = true;
     tracing::info!("caches synced; reconciling");
     let shared = Arc::new(Shared {
         recorder: Recorder::new(client.clone(), host.reporter.clone()),
         client: client.clone(),
-        host,
+        host: host.clone(),
         agents: agents.clone(),
         infra_envs: infra_envs.clone(),
         cluster_deployments: cluster_deployments.clone(),
         installs: installs.clone(),
         requirements: settings.requirements,
         reclaim: settings.reclaim,
+        reclaim_timeout: settings.reclaim_timeout,
     });
     let stopped = |mut stop: watch::Receiver<bool>| async move {
         let _ = stop.wait_for(|s| *s).await;
@@ -262,9 +376,19 @@ async fn run(
         .run(reconcile_agent_object, error_policy, shared.clone())
         .for_each(|_| async {});
 
+    // A ClusterDeployment hears about its AgentClusterInstall (which makes it an agent
+    // cluster, whose finalizer it then gets).
     let cd_loop = Controller::new(
         Api::<ClusterDeployment>::all(client.clone()),
         watcher::Config::default(),
+    )
+    .watches(
+        Api::<AgentClusterInstall>::all(client.clone()),
+        watcher::Config::default(),
+        |aci| {
+            let ns = aci.namespace().unwrap_or_default();
+            Some(ObjectRef::new(&aci.spec.cluster_deployment_ref.name).within(&ns))
+        },
     )
     .graceful_shutdown_on(stopped(stop.clone()))
     .run(reconcile_cluster_deployment, error_policy, shared.clone())
@@ -314,7 +438,6 @@ async fn run(
     for task in tasks {
         task.abort();
     }
-    Ok(())
 }
 
 /// The Agents that reference the ClusterDeployment `namespace/name`, or are bound to it.
@@ -442,18 +565,36 @@ async fn agent_reconcile(agent: &Agent, shared: &Shared) -> Result<Action, Recon
         }),
         now: Timestamp::now(),
         requirements: shared.requirements,
+        reclaim_timeout: shared.reclaim_timeout,
     };
     let plan = reconcile_agent(agent, &ctx);
-    let label = agent
-        .labels()
-        .get(LABEL_CLUSTER_DEPLOYMENT_NAMESPACE)
-        .cloned();
-    if !has_finalizer(agent, FINALIZER_AGENT)
-        || label.as_ref() != Some(&plan.cluster_namespace_label)
-    {
+    let mut labels = plan.labels.clone();
+    labels.insert(
+        LABEL_CLUSTER_DEPLOYMENT_NAMESPACE.to_owned(),
+        plan.cluster_namespace_label.clone(),
+    );
+    let stale: serde_json::Map<String, serde_json::Value> = (labels.iter())
+        .filter(|(k, v)| agent.labels().get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    let annotate = !plan.labels.is_empty()
+        && agent
+            .annotations()
+            .get(ANN_INVENTORY_VERSION)
+            .map(String::as_str)
+            != Some(INVENTORY_LABELS_VERSION);
+    if !has_finalizer(agent, FINALIZER_AGENT) || !stale.is_empty() || annotate || plan.approve {
         let mut patch = finalizers_patch(agent, FINALIZER_AGENT, true);
-        patch["metadata"]["labels"] =
-            json!({LABEL_CLUSTER_DEPLOYMENT_NAMESPACE: plan.cluster_namespace_label});
+        if !stale.is_empty() {
+            patch["metadata"]["labels"] = serde_json::Value::Object(stale);
+        }
+        if annotate {
+            patch["metadata"]["annotations"] =
+                json!({ANN_INVENTORY_VERSION: INVENTORY_LABELS_VERSION});
+        }
+        if plan.approve {
+            patch["spec"] = json!({"approved": true});
+        }
         merge_patch(shared, "agents", &api, "Agent", &name, &patch).await?;
         // The status is written on the next reconcile (the patch changed the object).
         return Ok(Action::requeue(Duration::from_millis(10)));
@@ -558,7 +699,16 @@ async fn cluster_deployment_reconcile(
     let api: Api<ClusterDeployment> = Api::namespaced(shared.client.clone(), &namespace);
     let present = has_finalizer(cd, FINALIZER_CLUSTER_DEPLOYMENT);
     if cd.meta().deletion_timestamp.is_none() {
-        if !present {
+        // Only clusters installed from agents (upstream's `isSupportedPlatform`), whose
+        // AgentClusterInstall exists: hive's other ClusterDeployments are not ours to hold.
+        let agent_cluster = (cd.spec.cluster_install_ref.as_ref()).is_some_and(|r| {
+            r.group == ACI_GROUP
+                && r.kind == "AgentClusterInstall"
+                && (shared.installs)
+                    .get(&ObjectRef::new(&r.name).within(&namespace))
+                    .is_some()
+        });
+        if !present && agent_cluster {
             let patch = finalizers_patch(cd, FINALIZER_CLUSTER_DEPLOYMENT, true);
             merge_patch(
                 shared,
@@ -750,13 +900,29 @@ async fn infra_env_reconcile(
         // The status is written on the next reconcile (the patch changed the object).
         return Ok(Action::requeue(Duration::from_millis(10)));
     }
-    let cd_exists = infra_env.spec.cluster_ref.as_ref().is_some_and(|r| {
-        shared
-            .cluster_deployments
-            .get(&ObjectRef::new(&r.name).within(&r.namespace))
-            .is_some()
-    });
-    let mut status = infra_env_status(infra_env, cd_exists);
+    let cluster = match &infra_env.spec.cluster_ref {
+        None => InfraEnvCluster::Found,
+        Some(r) => {
+            let cd =
+                (shared.cluster_deployments).get(&ObjectRef::new(&r.name).within(&r.namespace));
+            match cd {
+                None => InfraEnvCluster::CdMissing,
+                Some(cd) => {
+                    let install = cd.spec.cluster_install_ref.as_ref().map(|i| i.name.clone());
+                    let registered = install.as_ref().is_some_and(|name| {
+                        (shared.installs)
+                            .get(&ObjectRef::new(name).within(&r.namespace))
+                            .is_some()
+                    });
+                    match registered {
+                        true => InfraEnvCluster::Found,
+                        false => InfraEnvCluster::NotRegistered { install },
+                    }
+                }
+            }
+        }
+    };
+    let mut status = infra_env_status(infra_env, &cluster);
     if infra_env.status.as_ref() == Some(&status) {
         Ok(Action::await_change())
     } else {

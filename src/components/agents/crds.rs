@@ -6,6 +6,7 @@ use kube::CustomResourceExt;
 
 use super::types::{Agent, AgentClusterInstall, ClusterDeployment, InfraEnv};
 use crate::cluster::crds::for_component;
+use crate::ownership::STAND_IN_ANNOTATION;
 
 /// The capability the payload declares for this component; every document of the component
 /// carries it.
@@ -18,8 +19,10 @@ pub const COMPONENT: &str = "agents";
 /// The ClusterOperator the controller keeps (upstream's API group's name, not the component's).
 pub const OPERATOR: &str = "agent-install";
 
-/// Agent, InfraEnv, and the minimal ClusterDeployment and AgentClusterInstall binding reads
-/// (a cluster with hive installed has its own, fuller ones: apply these only where it has not).
+/// Agent, InfraEnv, and the minimal ClusterDeployment and AgentClusterInstall binding reads.
+/// Each stands in for another operator's CRD of the same name (assisted-service's, hive's;
+/// [`crate::ownership::STAND_IN_ANNOTATION`]): where that one is live, the CVO leaves it alone,
+/// and where assisted-service serves `agent-install.openshift.io` the controllers stand down.
 pub fn crds() -> Vec<CustomResourceDefinition> {
     let crds = [
         Agent::crd(),
@@ -27,8 +30,21 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         ClusterDeployment::crd(),
         AgentClusterInstall::crd(),
     ];
-    for_component(crds, CAPABILITY)
+    let owners = [ASSISTED_SERVICE, ASSISTED_SERVICE, HIVE, ASSISTED_SERVICE];
+    let mut crds = for_component(crds, CAPABILITY);
+    for (crd, owner) in crds.iter_mut().zip(owners) {
+        let annotations = crd
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default);
+        annotations.insert(STAND_IN_ANNOTATION.to_owned(), owner.to_owned());
+    }
+    crds
 }
+
+/// Whose CRDs the component's stand in for.
+pub const ASSISTED_SERVICE: &str = "assisted-service";
+pub const HIVE: &str = "hive";
 
 #[cfg(test)]
 mod tests {
@@ -59,6 +75,15 @@ mod tests {
                 Some(CAPABILITY)
             );
             assert_eq!(crd.spec.scope, "Namespaced");
+            let stand_in = serde_json::to_value(crd)
+                .ok()
+                .and_then(|v| crate::ownership::stand_in(&v));
+            let stand_in = stand_in.expect("every CRD is a stand-in");
+            assert!(stand_in.declared);
+            assert_eq!(
+                Some(stand_in.owner.as_str()),
+                crate::ownership::known_owner(&stand_in.group)
+            );
             let version = &crd.spec.versions[0];
             assert!(version.subresources.as_ref().unwrap().status.is_some());
         }

@@ -37,6 +37,8 @@ pub const LABEL_CLUSTER_DEPLOYMENT_NAMESPACE: &str =
 pub const LABEL_BMH: &str = "agent-install.openshift.io/bmh";
 /// The prefix of the labels the Agent controller derives from the inventory.
 pub const INVENTORY_LABEL_PREFIX: &str = "inventory.agent-install.openshift.io/";
+/// On an Agent with inventory labels: the version of their scheme (`0.1`).
+pub const ANN_INVENTORY_VERSION: &str = "inventory.agent-install.openshift.io/version";
 /// `"true"` when the host has a non-rotational (SSD) disk.
 pub const LABEL_INVENTORY_HAS_NONROTATIONAL_DISK: &str =
     "inventory.agent-install.openshift.io/storage-hasnonrotationaldisk";

@@ -15,6 +15,8 @@
 //!   Events and their scope), registration and next steps, teardown, the InfraEnv status.
 //! - [`webhook`]: the Agent and InfraEnv admission rules (`cvo agent admit`).
 //! - [`discovery`]: the simulated discovery agent's inventory.
+//! - [`hub`]: whether the component runs, or stands down where another operator
+//!   (assisted-service) serves `agent-install.openshift.io`.
 //!
 //! Shell (I/O): [`controller`] (`cvo controller agents`: watch caches, the Agent, ClusterDeployment
 //! and InfraEnv controllers, Events, the ClusterOperator) and [`admission`] (the webhooks'
@@ -26,6 +28,7 @@ pub mod conditions;
 pub mod controller;
 pub mod crds;
 pub mod discovery;
+pub mod hub;
 pub mod keys;
 pub mod reconcile;
 pub mod simulator;

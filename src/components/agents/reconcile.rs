@@ -17,12 +17,14 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 
 use super::binding::{
-    self, BindRequest, Caller, ClusterFacts, ClusterLookup, Decision, HostRecord, ReclaimContext,
-    ReconcileInput, Teardown,
+    self, AgentInfraEnv, BindError, BindRequest, Caller, ClusterFacts, ClusterLookup, Decision,
+    HostRecord, ReclaimContext, ReconcileInput, Teardown, UnbindError,
 };
 use super::conditions::{HostView, SyncError, agent_conditions};
 use super::keys::{ANN_CHECKED_IN_AT, KIND_HOST, LABEL_INFRAENV, ROLE_AUTO_ASSIGN};
-use super::state::{Effect, HostEvent, HostState, Transition, transition};
+use super::state::{
+    Effect, HostEvent, HostState, Registration, Transition, TransitionError, transition,
+};
 use super::types::{
     Agent, AgentClusterInstall, AgentStatus, ClusterDeployment, ClusterReference, Condition,
     HostInventory, InfraEnv, InfraEnvStatus, LabelSelector,
@@ -34,8 +36,16 @@ use super::validation::{
 /// A host that has not checked in for this long is disconnected (upstream's 3 minutes).
 pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// How long a backend error waits before the reconcile is retried.
+/// How long a backend error waits before the reconcile is first retried; later retries wait
+/// as long as the error has lasted, up to [`MAX_BACKOFF`].
 pub const BACKEND_RETRY: Duration = Duration::from_secs(5);
+
+/// The longest wait between retries of a lasting backend error.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// How long a reclaim may take before the host gives up on it and waits for a person
+/// (`unbinding-pending-user-action`; upstream's `ReclaimTimeout`).
+pub const RECLAIM_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
 /// A cluster status `cvo` assumes when the AgentClusterInstall says none: with no installer
 /// driving the cluster, an AgentClusterInstall without a state is a cluster before
@@ -75,6 +85,8 @@ pub struct AgentContext<'a> {
     /// Whether an unbind of an installed host reclaims it (the image service, a
     /// BareMetalHost, the spoke cluster).
     pub reclaim: ReclaimContext,
+    /// How long a reclaim may take ([`RECLAIM_TIMEOUT`] unless configured).
+    pub reclaim_timeout: Duration,
 }
 
 /// Where an Event is recorded (spec C.6): an unbound host's on its InfraEnv, a bound host's on
@@ -110,6 +122,12 @@ pub struct AgentPlan {
     pub events: Vec<HostEventRecord>,
     /// When to reconcile again although nothing changes.
     pub requeue_after: Option<Duration>,
+    /// The labels the Agent must have (the inventory's, [`inventory_labels`]; the
+    /// ClusterDeployment namespace's is [`AgentPlan::cluster_namespace_label`]).
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// Its InfraEnv approves its agents (`spec.agentApproval.autoApprove`): set
+    /// `spec.approved`.
+    pub approve: bool,
 }
 
 /// The cluster id `cvo` gives the cluster of a ClusterDeployment: `namespace/name`.
@@ -166,11 +184,16 @@ fn connected(agent: &Agent, now: Timestamp) -> bool {
 pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
     let before = agent.status.clone().unwrap_or_default();
     let cd_ref = agent.spec.cluster_deployment_name.as_ref();
+    let approve = !agent.spec.approved
+        && (ctx.infra_env.and_then(|ie| ie.spec.agent_approval.as_ref()))
+            .is_some_and(|a| a.auto_approve);
     let mut plan = AgentPlan {
         status: before.clone(),
         cluster_namespace_label: cd_ref.map(|c| c.namespace.clone()).unwrap_or_default(),
         events: Vec::new(),
         requeue_after: None,
+        labels: inventory_labels(&before.inventory),
+        approve,
     };
     let Some(mut host) = host_record(agent) else {
         return plan;
@@ -229,12 +252,17 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                 None | Some("") => DEFAULT_CLUSTER_STATUS,
                 Some(state) => state,
             };
+            let networking = &aci.spec.networking;
             let facts = ClusterFacts {
                 id,
                 status: cluster_status,
                 cpu_architecture: &aci.spec.cpu_architecture,
-                supports_arbiter: false,
-                supports_fencing: false,
+                openshift_version: &aci.spec.openshift_version,
+                platform: binding::platform_of(
+                    &aci.spec.platform_type,
+                    networking.user_managed_networking.unwrap_or(false),
+                ),
+                day2: view.cd.spec.installed,
             };
             let infra_arch = ctx
                 .infra_env
@@ -268,7 +296,12 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                 }
                 Err(e) => {
                     requeue = !e.is_user_error();
-                    let message = e.to_string();
+                    let message = match &e {
+                        BindError::StateMachine(refused) => {
+                            not_ready(refused, &HostEvent::Bind, &status)
+                        }
+                        other => other.to_string(),
+                    };
                     if !already_reported(&before.conditions, &message) {
                         plan.events.push(HostEventRecord {
                             scope: infra_env_scope.clone(),
@@ -276,8 +309,8 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                             reason: event::HOST_BIND_FAILED,
                             action: "BindHost".to_owned(),
                             message: format!(
-                                "Host {}: Failed to bind to cluster {id}: {message}",
-                                display_name(agent, &before)
+                                "Failed to bind host {} to cluster {id}: {message}",
+                                host.id
                             ),
                         });
                     }
@@ -310,15 +343,23 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                         reason: event::HOST_UNBIND_SUCCEEDED,
                         action: "UnbindHost".to_owned(),
                         message: format!(
-                            "Host {}: Successfully unbound from cluster {}",
-                            display_name(agent, &before),
-                            old.as_ref().map(cluster_id).unwrap_or_default()
+                            "Host {}: Successfully unbound from cluster",
+                            display_name(agent, &before)
                         ),
                     });
                 }
                 Err(e) => {
                     requeue = !e.is_user_error();
-                    let message = e.to_string();
+                    let message = match &e {
+                        UnbindError::StateMachine(refused) => {
+                            let event = match unbind.reclaim {
+                                true => HostEvent::Reclaim,
+                                false => HostEvent::Unbind,
+                            };
+                            not_ready(refused, &event, &status)
+                        }
+                        other => other.to_string(),
+                    };
                     if !already_reported(&before.conditions, &message) {
                         let scope = old
                             .clone()
@@ -330,8 +371,8 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
                             reason: event::HOST_UNBIND_FAILED,
                             action: "UnbindHost".to_owned(),
                             message: format!(
-                                "Host {}: Failed to unbind: {message}",
-                                display_name(agent, &before)
+                                "Failed to unbind host {} to cluster: {message}",
+                                host.id
                             ),
                         });
                     }
@@ -356,39 +397,182 @@ pub fn reconcile_agent(agent: &Agent, ctx: &AgentContext) -> AgentPlan {
     let view = HostView {
         state: host.state,
         status_info: &status.debug_info.state_info,
-        approved: agent.spec.approved,
+        approved: agent.spec.approved || approve,
         validations: &status.validations_info,
     };
     status.conditions = keep_times(&before.conditions, agent_conditions(sync, Some(&view)));
+    if before.debug_info.state != status.debug_info.state || status.state_updated_at.is_none() {
+        status.state_updated_at = Some(ctx.now.to_string());
+    }
     if before.debug_info.state != status.debug_info.state {
         let scope = match &status.bound_cluster_deployment {
             Some(cd) => EventScope::ClusterDeployment(cd.clone()),
             None => infra_env_scope.clone(),
         };
+        // A reclaim that timed out: the host waits for a person (`cvo` warns; upstream's
+        // severity for the state is info).
+        let gave_up = matches!(
+            before.debug_info.state.parse(),
+            Ok(HostState::Reclaiming | HostState::ReclaimingRebooting)
+        ) && host.state == HostState::UnbindingPendingUserAction;
         plan.events.push(HostEventRecord {
             scope,
-            warning: false,
+            warning: gave_up || warns(host.state),
             reason: event::HOST_STATUS_UPDATED,
             action: status.debug_info.state.clone(),
-            message: format!(
-                "Host {}: updated status from {} to {} ({})",
-                display_name(agent, &status),
-                before.debug_info.state,
-                status.debug_info.state,
-                status.debug_info.state_info
-            ),
+            message: status_updated(&display_name(agent, &status), &before, &status),
         });
     }
     plan.requeue_after = match requeue {
-        true => Some(BACKEND_RETRY),
-        // Look again when the host would count as disconnected.
-        false => checked_in_at(agent).map(|at| {
-            let silent = ctx.now.duration_since(at).unsigned_abs();
-            CONNECTION_TIMEOUT.saturating_sub(silent) + Duration::from_secs(1)
-        }),
+        true => Some(backoff(&status.conditions, ctx.now)),
+        // Look again when the host would count as disconnected, or its reclaim times out.
+        false => {
+            let disconnects = checked_in_at(agent).map(|at| {
+                let silent = ctx.now.duration_since(at).unsigned_abs();
+                CONNECTION_TIMEOUT.saturating_sub(silent) + Duration::from_secs(1)
+            });
+            let reclaim = reclaim_deadline(&status, ctx.now, ctx.reclaim_timeout);
+            [disconnects, reclaim].into_iter().flatten().min()
+        }
     };
+    plan.labels = inventory_labels(&status.inventory);
     plan.status = status;
     plan
+}
+
+/// A transition the state machine refused, said so that a person knows what to do: the
+/// refusal (upstream's text), the states the event runs from and the host's, and the
+/// validations that fail.
+fn not_ready(refused: &TransitionError, event: &HostEvent, status: &AgentStatus) -> String {
+    let explained = refused.explain(event);
+    let mut message = match explained.is_empty() {
+        true => refused.to_string(),
+        false => format!("{refused}: {explained}"),
+    };
+    let failing: Vec<String> = (status.validations_info.values().flatten())
+        .filter(|v| v.status == "failure")
+        .map(|v| format!("{} ({})", v.id, v.message))
+        .collect();
+    if !failing.is_empty() {
+        message.push_str(&format!("; failing validations: {}", failing.join(", ")));
+    }
+    message
+}
+
+/// How long to wait before retrying a backend error: as long as `SpecSynced` has been
+/// False (doubling the wait each time), from [`BACKEND_RETRY`] up to [`MAX_BACKOFF`].
+fn backoff(conditions: &[Condition], now: Timestamp) -> Duration {
+    let since = (conditions.iter())
+        .find(|c| c.type_ == super::conditions::SPEC_SYNCED && c.status == "False")
+        .and_then(|c| c.last_transition_time.as_deref())
+        .and_then(|t| t.parse::<Timestamp>().ok());
+    let lasted = since.map_or(Duration::ZERO, |t| now.duration_since(t).unsigned_abs());
+    lasted.clamp(BACKEND_RETRY, MAX_BACKOFF)
+}
+
+/// When a reclaiming host's reclaim times out, from `now`; none for another state.
+fn reclaim_deadline(status: &AgentStatus, now: Timestamp, timeout: Duration) -> Option<Duration> {
+    let state: HostState = status.debug_info.state.parse().ok()?;
+    if !matches!(
+        state,
+        HostState::Reclaiming | HostState::ReclaimingRebooting
+    ) {
+        return None;
+    }
+    let since: Timestamp = status.state_updated_at.as_deref()?.parse().ok()?;
+    let lasted = now.duration_since(since).unsigned_abs();
+    Some(timeout.saturating_sub(lasted) + Duration::from_millis(100))
+}
+
+/// Whether a reclaiming host's reclaim has taken longer than `timeout`.
+fn reclaim_timed_out(status: &AgentStatus, now: Timestamp, timeout: Duration) -> bool {
+    let Some(since) =
+        (status.state_updated_at.as_deref()).and_then(|t| t.parse::<Timestamp>().ok())
+    else {
+        return false;
+    };
+    now.duration_since(since).unsigned_abs() >= timeout
+}
+
+/// The value of `inventory.agent-install.openshift.io/version` (upstream's annotation of the
+/// inventory labels' scheme).
+pub const INVENTORY_LABELS_VERSION: &str = "0.1";
+
+/// The labels the Agent controller derives from a host's inventory (upstream's
+/// `updateLabels`), so that agents can be selected by hardware: an SSD, the CPU's
+/// architecture and virtualisation flag, the vendor and product, virtual or not. Values are
+/// reduced to what a label value allows; one that still is not a valid value is left out.
+/// None without an inventory.
+pub fn inventory_labels(inventory: &HostInventory) -> std::collections::BTreeMap<String, String> {
+    use super::keys::*;
+    let mut labels = std::collections::BTreeMap::new();
+    if *inventory == HostInventory::default() {
+        return labels;
+    }
+    let ssd = inventory.disks.iter().any(|d| d.drive_type == "SSD");
+    let virt = (inventory.cpu.flags.iter()).any(|f| f == "vmx" || f == "svm");
+    let vendor = &inventory.system_vendor;
+    for (key, value) in [
+        (LABEL_INVENTORY_HAS_NONROTATIONAL_DISK, ssd.to_string()),
+        (
+            LABEL_INVENTORY_CPU_ARCHITECTURE,
+            inventory.cpu.architecture.clone(),
+        ),
+        (LABEL_INVENTORY_CPU_VIRT_ENABLED, virt.to_string()),
+        (
+            LABEL_INVENTORY_HOST_MANUFACTURER,
+            vendor.manufacturer.clone(),
+        ),
+        (
+            LABEL_INVENTORY_HOST_PRODUCT_NAME,
+            vendor.product_name.clone(),
+        ),
+        (
+            LABEL_INVENTORY_HOST_IS_VIRTUAL,
+            vendor.r#virtual.to_string(),
+        ),
+    ] {
+        if let Some(value) = label_value(&value) {
+            labels.insert(key.to_owned(), value);
+        }
+    }
+    labels
+}
+
+/// Upstream's `setAgentLabel` cleaning: every character a label value cannot have is dropped;
+/// `None` when what is left is still not a label value.
+fn label_value(value: &str) -> Option<String> {
+    let kept: String = (value.chars())
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    let edges_ok = |c: Option<char>| c.is_none_or(|c| c.is_ascii_alphanumeric());
+    let valid = kept.len() <= 63 && edges_ok(kept.chars().next()) && edges_ok(kept.chars().last());
+    valid.then_some(kept)
+}
+
+/// Upstream's `host_status_updated` text: `Host NAME: updated status from FROM to TO (INFO)`
+/// (`(INFO)` only with a `statusInfo`).
+fn status_updated(name: &str, before: &AgentStatus, after: &AgentStatus) -> String {
+    let info = match after.debug_info.state_info.as_str() {
+        "" => String::new(),
+        info => format!("({info})"),
+    };
+    format!(
+        "Host {name}: updated status from {} to {} {info}",
+        before.debug_info.state, after.debug_info.state
+    )
+}
+
+/// The states whose `host_status_updated` upstream records as a warning (or an error):
+/// `GetEventSeverityFromHostStatus`.
+fn warns(state: HostState) -> bool {
+    matches!(
+        state,
+        HostState::Disconnected
+            | HostState::InstallingPendingUserAction
+            | HostState::Insufficient
+            | HostState::Error
+    )
 }
 
 /// The host's name in Events: its hostname, else the Agent's name (the host id).
@@ -454,7 +638,8 @@ fn refresh(
             validated
         }
     };
-    let facts = validated.facts;
+    let mut facts = validated.facts;
+    facts.reclaim_timed_out = reclaim_timed_out(status, ctx.now, ctx.reclaim_timeout);
     status.validations_info = validated.info;
     if let Ok(t) = transition(host.state, &HostEvent::Refresh(facts)) {
         apply(status, &t);
@@ -512,16 +697,10 @@ pub fn cancel_for_teardown(agent: &Agent) -> Option<(AgentStatus, HostEventRecor
     apply(&mut status, &t);
     let record = HostEventRecord {
         scope: EventScope::ClusterDeployment(cd),
-        warning: false,
+        warning: warns(t.to),
         reason: event::HOST_STATUS_UPDATED,
         action: status.debug_info.state.clone(),
-        message: format!(
-            "Host {}: updated status from {} to {} ({})",
-            display_name(agent, &before),
-            before.debug_info.state,
-            status.debug_info.state,
-            status.debug_info.state_info
-        ),
+        message: status_updated(&display_name(agent, &before), &before, &status),
     };
     Some((status, record))
 }
@@ -564,19 +743,29 @@ fn keep_times(previous: &[Condition], mut next: Vec<Condition>) -> Vec<Condition
 
 /// What the discovery agent's registration (RegisterHost) does to a host record, with the
 /// inventory it then posts. `bound_to`: for a host registering the first time, the
-/// InfraEnv's `clusterRef` (not late binding). Refused (error) from states without a rule.
+/// InfraEnv's `clusterRef` (not late binding). Refused (error) from states without a rule, and
+/// by the rules that refuse (after installation, 409; while it must boot from disk, 403).
 pub fn register_host(
     status: &AgentStatus,
     bound_to: Option<&ClusterReference>,
     inventory: HostInventory,
-) -> Result<AgentStatus, super::state::TransitionError> {
+    now: Timestamp,
+) -> Result<AgentStatus, TransitionError> {
     let from: HostState = status
         .debug_info
         .state
         .parse()
         .unwrap_or(HostState::Unregistered);
-    let bound = status.bound_cluster_deployment.is_some() || bound_to.is_some();
-    let t = transition(from, &HostEvent::Register { bound })?;
+    let stage = status.progress.current_stage.as_str();
+    let registration = Registration {
+        bound: status.bound_cluster_deployment.is_some() || bound_to.is_some(),
+        in_reboot: stage == STAGE_REBOOTING,
+        day2_done: status.kind == super::keys::KIND_ADD_TO_EXISTING_CLUSTER_HOST
+            && stage == STAGE_DONE,
+        installation_disk: installation_disk(status),
+        installation_path: status.installation_disk_id.clone(),
+    };
+    let t = transition(from, &HostEvent::Register(registration))?;
     let mut next = status.clone();
     apply(&mut next, &t);
     if from == HostState::Unregistered {
@@ -584,8 +773,37 @@ pub fn register_host(
         next.role = ROLE_AUTO_ASSIGN.to_owned();
         next.kind = KIND_HOST.to_owned();
     }
+    if next.debug_info.state != status.debug_info.state || next.state_updated_at.is_none() {
+        next.state_updated_at = Some(now.to_string());
+    }
     next.inventory = inventory;
     Ok(next)
+}
+
+/// The install stages the registration rules read (upstream's `models.HostStage*`).
+pub const STAGE_REBOOTING: &str = "Rebooting";
+pub const STAGE_DONE: &str = "Done";
+
+/// The installation disk as upstream's wrong-boot-order message names it: `<model> <serial>
+/// (<name>, <id>)`, the parts the inventory has; empty without one.
+fn installation_disk(status: &AgentStatus) -> String {
+    let id = status.installation_disk_id.as_str();
+    let Some(disk) = (status.inventory.disks.iter())
+        .find(|d| !id.is_empty() && (d.id == id || d.by_id == id || d.path == id))
+    else {
+        return String::new();
+    };
+    let mut parts: Vec<String> = [&disk.model, &disk.serial]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .cloned()
+        .collect();
+    let identifier = match disk.id.as_str() {
+        "" => disk.path.as_str(),
+        id => id,
+    };
+    parts.push(format!("({}, {identifier})", disk.name));
+    parts.join(" ")
 }
 
 /// What the discovery agent is told to do next (its next-step instructions).
@@ -640,11 +858,15 @@ pub fn teardown_agents<'a>(
     agents
         .into_iter()
         .map(|(agent, infra_env)| {
+            let infra_env = match infra_env {
+                None => AgentInfraEnv::Missing,
+                Some(ie) => AgentInfraEnv::Found(ie.spec.cluster_ref.as_ref()),
+            };
             let verdict = binding::teardown(
                 &deleted,
                 cd.spec.preserve_on_delete,
                 agent.spec.cluster_deployment_name.as_ref(),
-                infra_env.and_then(|ie| ie.spec.cluster_ref.as_ref()),
+                infra_env,
             );
             (agent, verdict)
         })
@@ -703,19 +925,35 @@ pub fn infra_env_deletion<'a>(
     deletion
 }
 
-/// InfraEnv condition texts. The reasons are upstream's; the messages are `cvo`'s (upstream's
-/// were not found).
+/// The InfraEnv's condition, upstream's (`api/v1beta1/infraenv_types.go`).
 pub mod infra_env_text {
-    pub const CLUSTER_DEPLOYMENT_REFERENCE: &str = "ClusterDeploymentReference";
+    pub const IMAGE_CREATED: &str = "ImageCreated";
     pub const INFRA_ENV_AVAILABLE: &str = "InfraEnvAvailable";
+    pub const INFRA_ENV_AVAILABLE_MSG: &str = "InfraEnv is available";
     pub const MISSING_CLUSTER_DEPLOYMENT: &str = "MissingClusterDeployment";
-    pub const LATE_BINDING_MSG: &str =
-        "The InfraEnv is not bound to a cluster deployment: its hosts register unbound";
+    pub const MISSING_CLUSTER_DEPLOYMENT_MSG: &str = "ClusterDeployment is missing";
+    /// The condition `cvo` wrote before it had upstream's: removed where found.
+    pub const LEGACY_CLUSTER_DEPLOYMENT_REFERENCE: &str = "ClusterDeploymentReference";
 }
 
-/// The InfraEnv controller: `status.agentLabelSelector` and the `ClusterDeploymentReference`
-/// condition (`cd_exists`: the `clusterRef`'s ClusterDeployment exists).
-pub fn infra_env_status(infra_env: &InfraEnv, cd_exists: bool) -> InfraEnvStatus {
+/// What looking up an InfraEnv's `spec.clusterRef` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InfraEnvCluster {
+    /// No such ClusterDeployment.
+    CdMissing,
+    /// The ClusterDeployment, without a cluster registered for it (no AgentClusterInstall):
+    /// its `spec.clusterInstallRef` name, if it has one.
+    NotRegistered {
+        install: Option<String>,
+    },
+    Found,
+}
+
+/// The InfraEnv controller: `status.agentLabelSelector` and the `ImageCreated` condition
+/// (`cluster`: what its `clusterRef` found; ignored without one). `cvo` builds no discovery
+/// image, so an available InfraEnv's message is upstream's without `: Image has been
+/// created`.
+pub fn infra_env_status(infra_env: &InfraEnv, cluster: &InfraEnvCluster) -> InfraEnvStatus {
     use infra_env_text::*;
     let mut status = infra_env.status.clone().unwrap_or_default();
     let name = infra_env.metadata.name.clone().unwrap_or_default();
@@ -723,21 +961,37 @@ pub fn infra_env_status(infra_env: &InfraEnv, cd_exists: bool) -> InfraEnvStatus
         match_labels: [(LABEL_INFRAENV.to_owned(), name)].into(),
         ..LabelSelector::default()
     });
-    let (state, reason, message) = match &infra_env.spec.cluster_ref {
-        None => ("True", INFRA_ENV_AVAILABLE, LATE_BINDING_MSG.to_owned()),
-        Some(cd) if cd_exists => (
+    let missing = |why: String| {
+        (
+            "Unknown",
+            MISSING_CLUSTER_DEPLOYMENT,
+            format!("{MISSING_CLUSTER_DEPLOYMENT_MSG}: {why}"),
+        )
+    };
+    let (state, reason, message) = match (&infra_env.spec.cluster_ref, cluster) {
+        (Some(cd), InfraEnvCluster::CdMissing) => missing(format!(
+            "failed to get clusterDeployment with name {name} in namespace {namespace}: clusterdeployments.hive.openshift.io \"{name}\" not found",
+            name = cd.name,
+            namespace = cd.namespace
+        )),
+        (Some(cd), InfraEnvCluster::NotRegistered { install }) => {
+            let reason = match install {
+                None => "AgentClusterInstall is not defined in ClusterDeployment".to_owned(),
+                Some(aci) => format!(
+                    "check AgentClusterInstall conditions: name {aci} in namespace {}",
+                    cd.namespace
+                ),
+            };
+            missing(format!("cluster does not exist: {}, {reason}", cd.name))
+        }
+        _ => (
             "True",
             INFRA_ENV_AVAILABLE,
-            format!("The InfraEnv is bound to cluster deployment {cd}"),
-        ),
-        Some(cd) => (
-            "False",
-            MISSING_CLUSTER_DEPLOYMENT,
-            format!("The cluster deployment {cd} referenced by the InfraEnv does not exist"),
+            INFRA_ENV_AVAILABLE_MSG.to_owned(),
         ),
     };
     let next = Condition {
-        type_: CLUSTER_DEPLOYMENT_REFERENCE.to_owned(),
+        type_: IMAGE_CREATED.to_owned(),
         status: state.to_owned(),
         reason: reason.to_owned(),
         message,
@@ -746,7 +1000,7 @@ pub fn infra_env_status(infra_env: &InfraEnv, cd_exists: bool) -> InfraEnvStatus
     let next = keep_times(&status.conditions, vec![next]).remove(0);
     status
         .conditions
-        .retain(|c| c.type_ != CLUSTER_DEPLOYMENT_REFERENCE);
+        .retain(|c| c.type_ != IMAGE_CREATED && c.type_ != LEGACY_CLUSTER_DEPLOYMENT_REFERENCE);
     status.conditions.push(next);
     status
 }
@@ -849,6 +1103,8 @@ mod tests {
                     }],
                     user_managed_networking: None,
                 },
+                platform_type: String::new(),
+                openshift_version: String::new(),
             },
         );
         let mut status = crate::components::agents::types::AgentClusterInstallStatus::default();
@@ -879,6 +1135,7 @@ mod tests {
                 requirements: Requirements::default(),
                 cluster_hostnames: &[],
                 reclaim: ReclaimContext::default(),
+                reclaim_timeout: RECLAIM_TIMEOUT,
             },
         )
     }
@@ -1001,6 +1258,10 @@ mod tests {
             "Cannot add hosts to an existing cluster using the original Discovery ISO."
         ));
         assert_eq!(reasons(&plan), ["host_bind_failed"]);
+        assert_eq!(
+            plan.events[0].message,
+            "Failed to bind host h1 to cluster ns/c1: Cannot add hosts to an existing cluster using the original Discovery ISO."
+        );
         assert_eq!(plan.requeue_after, Some(Duration::from_secs(171)));
         // Reported once: the retry does not record it again.
         let mut again = agent(KnownUnbound, Some("c1"), None);
@@ -1059,6 +1320,15 @@ mod tests {
         assert_eq!(
             reasons(&plan),
             ["host_unbind_succeeded", "host_status_updated"]
+        );
+        // Upstream's texts (docs/events.yaml).
+        assert_eq!(
+            plan.events[0].message,
+            "Host host-1: Successfully unbound from cluster"
+        );
+        assert_eq!(
+            plan.events[1].message,
+            "Host h1: updated status from known to unbinding (Host is waiting to be unbound from the cluster)"
         );
         assert!(
             plan.events
@@ -1122,24 +1392,25 @@ mod tests {
 
     #[test]
     fn registration_and_next_steps() {
-        let fresh = register_host(&AgentStatus::default(), None, inventory(4, 16)).unwrap();
+        let fresh = register_host(&AgentStatus::default(), None, inventory(4, 16), now()).unwrap();
         assert_eq!(fresh.debug_info.state, "discovering-unbound");
         assert_eq!(fresh.inventory.cpu.count, 4);
         let bound = register_host(
             &AgentStatus::default(),
             Some(&ClusterReference::new("ns", "c1")),
             inventory(4, 16),
+            now(),
         )
         .unwrap();
         assert_eq!(bound.debug_info.state, "discovering");
         let mut binding = AgentStatus::default();
         binding.debug_info.state = "binding".into();
         binding.bound_cluster_deployment = Some(ClusterReference::new("ns", "c1"));
-        let again = register_host(&binding, None, inventory(4, 16)).unwrap();
+        let again = register_host(&binding, None, inventory(4, 16), now()).unwrap();
         assert_eq!(again.debug_info.state, "discovering");
         let mut unbinding = AgentStatus::default();
         unbinding.debug_info.state = "unbinding".into();
-        let again = register_host(&unbinding, None, inventory(4, 16)).unwrap();
+        let again = register_host(&unbinding, None, inventory(4, 16), now()).unwrap();
         assert_eq!(again.debug_info.state, "discovering-unbound");
         for s in HostState::ALL {
             let want = matches!(
@@ -1175,26 +1446,287 @@ mod tests {
         assert_eq!(verdicts(&preserved), [Teardown::Delete]);
         let owned = teardown_agents(&c1, [(&late, Some(&ie_bound))]);
         assert_eq!(owned[0].1, Teardown::Delete);
+        // preserveOnDelete and the InfraEnv gone: unbound, not deleted (upstream's
+        // shouldDeleteAgentOnUnbind).
+        let orphan = teardown_agents(&preserved, [(&late, None)]);
+        assert_eq!(orphan[0].1, Teardown::Unbind);
     }
 
     #[test]
-    fn infraenv_status_selector_and_reference() {
-        let s = infra_env_status(&infra_env(None), false);
-        let selector = s.agent_label_selector.unwrap();
+    fn infraenv_status_selector_and_image_created() {
+        let s = infra_env_status(&infra_env(None), &InfraEnvCluster::Found);
+        let selector = s.agent_label_selector.clone().unwrap();
         assert_eq!(
             selector
                 .match_labels
                 .get("infraenvs.agent-install.openshift.io"),
             Some(&"pool".to_owned())
         );
-        assert_eq!(s.conditions[0].reason, "InfraEnvAvailable");
-        let s = infra_env_status(&infra_env(Some("c1")), false);
-        assert_eq!(
+        let shown = |s: &InfraEnvStatus| {
+            assert_eq!(s.conditions.len(), 1);
+            let c = &s.conditions[0];
             (
-                s.conditions[0].status.as_str(),
-                s.conditions[0].reason.as_str()
-            ),
-            ("False", "MissingClusterDeployment")
+                c.type_.clone(),
+                c.status.clone(),
+                c.reason.clone(),
+                c.message.clone(),
+            )
+        };
+        let available = (
+            "ImageCreated".to_owned(),
+            "True".to_owned(),
+            "InfraEnvAvailable".to_owned(),
+            "InfraEnv is available".to_owned(),
+        );
+        assert_eq!(shown(&s), available);
+        let bound = infra_env(Some("c1"));
+        let s = infra_env_status(&bound, &InfraEnvCluster::CdMissing);
+        assert_eq!(
+            shown(&s),
+            (
+                "ImageCreated".into(),
+                "Unknown".into(),
+                "MissingClusterDeployment".into(),
+                "ClusterDeployment is missing: failed to get clusterDeployment with name c1 in namespace ns: clusterdeployments.hive.openshift.io \"c1\" not found".into()
+            )
+        );
+        let s = infra_env_status(&bound, &InfraEnvCluster::NotRegistered { install: None });
+        assert_eq!(
+            shown(&s).3,
+            "ClusterDeployment is missing: cluster does not exist: c1, AgentClusterInstall is not defined in ClusterDeployment"
+        );
+        let install = Some("c1-aci".to_owned());
+        let s = infra_env_status(&bound, &InfraEnvCluster::NotRegistered { install });
+        assert_eq!(
+            shown(&s).3,
+            "ClusterDeployment is missing: cluster does not exist: c1, check AgentClusterInstall conditions: name c1-aci in namespace ns"
+        );
+        // The condition cvo wrote before is replaced.
+        let mut old = bound.clone();
+        old.status = Some(InfraEnvStatus {
+            conditions: vec![Condition {
+                type_: "ClusterDeploymentReference".into(),
+                status: "True".into(),
+                ..Condition::default()
+            }],
+            ..InfraEnvStatus::default()
+        });
+        assert_eq!(
+            shown(&infra_env_status(&old, &InfraEnvCluster::Found)),
+            available
+        );
+    }
+
+    #[test]
+    fn a_host_not_ready_to_bind_says_why_and_backs_off() {
+        let (c, a) = (cd("c1"), aci(""));
+        let view = ClusterView {
+            cd: &c,
+            aci: Some(&a),
+        };
+        let mut small = agent(InsufficientUnbound, Some("c1"), None);
+        small.status.as_mut().unwrap().inventory = inventory(1, 16);
+        let plan = run(&small, Some(view), &infra_env(None));
+        assert_eq!(state(&plan), "insufficient-unbound");
+        let synced = condition(&plan, "SpecSynced");
+        assert_eq!(synced.reason, "BackendError");
+        assert_eq!(
+            synced.message,
+            "The Spec could not be synced due to backend error: no condition found to run transition: BindHost is allowed from known-unbound only; the host is insufficient-unbound; failing validations: has-min-cpu-cores (The host is not eligible to participate in Openshift Cluster because the minimum required CPU cores for any role is 2, found only 1)"
+        );
+        assert_eq!(plan.requeue_after, Some(BACKEND_RETRY));
+        // Still failing a minute later: the retry waits as long.
+        let mut later = small.clone();
+        let mut status = plan.status.clone();
+        for cond in &mut status.conditions {
+            cond.last_transition_time = Some(Timestamp::from_second(NOW - 60).unwrap().to_string());
+        }
+        later.status = Some(status);
+        let plan = run(&later, Some(view), &infra_env(None));
+        assert_eq!(plan.requeue_after, Some(Duration::from_secs(60)));
+        let mut status = plan.status.clone();
+        for cond in &mut status.conditions {
+            cond.last_transition_time =
+                Some(Timestamp::from_second(NOW - 3600).unwrap().to_string());
+        }
+        later.status = Some(status);
+        assert_eq!(
+            run(&later, Some(view), &infra_env(None)).requeue_after,
+            Some(MAX_BACKOFF)
+        );
+    }
+
+    #[test]
+    fn arbiter_hosts_bind_to_recent_baremetal_clusters() {
+        let c = cd("c1");
+        let mut old = aci("");
+        old.spec.openshift_version = "4.18.0".into();
+        let mut arbiter = agent(KnownUnbound, Some("c1"), None);
+        arbiter.spec.role = "arbiter".into();
+        let plan = run(
+            &arbiter,
+            Some(ClusterView {
+                cd: &c,
+                aci: Some(&old),
+            }),
+            &infra_env(None),
+        );
+        let synced = condition(&plan, "SpecSynced");
+        assert_eq!(synced.reason, "InputError");
+        assert!(
+            synced
+                .message
+                .ends_with("Host h1 is assigned the arbiter role: cluster's openshift version must be at least 4.19"),
+            "{}",
+            synced.message
+        );
+        let mut recent = aci("");
+        recent.spec.openshift_version = "4.19.2".into();
+        recent.spec.platform_type = "BareMetal".into();
+        let plan = run(
+            &arbiter,
+            Some(ClusterView {
+                cd: &c,
+                aci: Some(&recent),
+            }),
+            &infra_env(None),
+        );
+        assert_eq!(state(&plan), "binding");
+    }
+
+    #[test]
+    fn inventory_labels_and_auto_approval() {
+        let mut host = agent(KnownUnbound, None, None);
+        host.spec.approved = false;
+        let status = host.status.as_mut().unwrap();
+        status.inventory.cpu.architecture = "x86_64".into();
+        status.inventory.cpu.flags = vec!["vmx".into()];
+        status.inventory.disks[0].drive_type = "SSD".into();
+        status.inventory.system_vendor.manufacturer = "Dell Inc.".into();
+        status.inventory.system_vendor.product_name = "PowerEdge R640 (rev 2)".into();
+        let mut ie = infra_env(None);
+        let plan = run(&host, None, &ie);
+        assert!(!plan.approve);
+        assert_eq!(
+            condition(&plan, "RequirementsMet").reason,
+            "AgentIsNotApproved"
+        );
+        let labels: Vec<(&str, &str)> = (plan.labels.iter())
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                (
+                    "inventory.agent-install.openshift.io/cpu-architecture",
+                    "x86_64"
+                ),
+                (
+                    "inventory.agent-install.openshift.io/cpu-virtenabled",
+                    "true"
+                ),
+                (
+                    "inventory.agent-install.openshift.io/host-isvirtual",
+                    "false"
+                ),
+                // "Dell Inc." cleaned is "DellInc.", which ends in a dot: no label.
+                (
+                    "inventory.agent-install.openshift.io/host-productname",
+                    "PowerEdgeR640rev2"
+                ),
+                (
+                    "inventory.agent-install.openshift.io/storage-hasnonrotationaldisk",
+                    "true"
+                ),
+            ]
+        );
+        ie.spec.agent_approval =
+            Some(crate::components::agents::types::AgentApproval { auto_approve: true });
+        let plan = run(&host, None, &ie);
+        assert!(plan.approve);
+        assert_ne!(
+            condition(&plan, "RequirementsMet").reason,
+            "AgentIsNotApproved"
+        );
+        // No inventory, no labels.
+        assert!(inventory_labels(&HostInventory::default()).is_empty());
+        assert_eq!(label_value("-x-"), None);
+        assert_eq!(label_value(&"a".repeat(64)), None);
+    }
+
+    #[test]
+    fn a_reclaim_that_takes_too_long_waits_for_a_person() {
+        let mut reclaiming = agent(Reclaiming, None, None);
+        let since = Timestamp::from_second(NOW - 30).unwrap();
+        reclaiming.status.as_mut().unwrap().state_updated_at = Some(since.to_string());
+        let ctx = |timeout: u64| AgentContext {
+            infra_env: None,
+            cluster: None,
+            now: now(),
+            requirements: Requirements::default(),
+            cluster_hostnames: &[],
+            reclaim: ReclaimContext::default(),
+            reclaim_timeout: Duration::from_secs(timeout),
+        };
+        let plan = reconcile_agent(&reclaiming, &ctx(3600));
+        assert_eq!(state(&plan), "reclaiming");
+        // Looked at again when the host would be disconnected, or the reclaim times out.
+        assert_eq!(plan.requeue_after, Some(Duration::from_secs(171)));
+        let plan = reconcile_agent(&reclaiming, &ctx(100));
+        assert_eq!(plan.requeue_after, Some(Duration::from_millis(70_100)));
+        let plan = reconcile_agent(&reclaiming, &ctx(20));
+        assert_eq!(state(&plan), "unbinding-pending-user-action");
+        assert_eq!(
+            plan.status.debug_info.state_info,
+            "Host is waiting to be unbound from the cluster"
+        );
+        assert_eq!(plan.status.state_updated_at, Some(now().to_string()));
+        let updated = &plan.events[0];
+        assert_eq!(updated.reason, "host_status_updated");
+        assert!(updated.warning);
+        assert_eq!(
+            updated.message,
+            "Host h1: updated status from reclaiming to unbinding-pending-user-action (Host is waiting to be unbound from the cluster)"
+        );
+        let mut rebooting = reclaiming.clone();
+        rebooting.status.as_mut().unwrap().debug_info.state = "reclaiming-rebooting".into();
+        assert_eq!(
+            state(&reconcile_agent(&rebooting, &ctx(20))),
+            "unbinding-pending-user-action"
+        );
+    }
+
+    #[test]
+    fn registration_during_preparation_and_after_installation() {
+        let mut preparing = AgentStatus::default();
+        preparing.debug_info.state = "preparing-successful".into();
+        preparing.bootstrap = true;
+        preparing.inventory = inventory(8, 32);
+        let back = register_host(&preparing, None, inventory(8, 32), now()).unwrap();
+        assert_eq!(back.debug_info.state, "known");
+        assert!(back.bootstrap);
+        let mut installed = AgentStatus::default();
+        installed.debug_info.state = "installed".into();
+        let e = register_host(&installed, None, inventory(4, 16), now()).unwrap_err();
+        assert_eq!(e.code(), 409);
+        // Rebooting into the discovery image instead of the disk: wrong boot order.
+        let mut rebooting = AgentStatus::default();
+        rebooting.debug_info.state = "installing-in-progress".into();
+        rebooting.progress.current_stage = "Rebooting".into();
+        rebooting.inventory = inventory(4, 16);
+        rebooting.inventory.disks[0].model = "QEMU".into();
+        rebooting.inventory.disks[0].name = "sda".into();
+        rebooting.installation_disk_id = "/dev/disk/by-id/d".into();
+        let next = register_host(&rebooting, None, inventory(4, 16), now()).unwrap();
+        assert_eq!(next.debug_info.state, "installing-pending-user-action");
+        assert_eq!(
+            next.debug_info.state_info,
+            "Expected the host to boot from disk, but it booted the installation image - please reboot and fix boot order to boot from disk QEMU (sda, /dev/disk/by-id/d)"
+        );
+        let e = register_host(&next, None, inventory(4, 16), now()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Host is required to be booted from disk /dev/disk/by-id/d"
         );
     }
 
@@ -1290,6 +1822,7 @@ mod tests {
                 requirements: Requirements::default(),
                 cluster_hostnames: &taken,
                 reclaim: ReclaimContext::default(),
+                reclaim_timeout: RECLAIM_TIMEOUT,
             },
         );
         assert_eq!(state(&plan), "insufficient");
@@ -1394,6 +1927,7 @@ mod tests {
                     requirements: Requirements::default(),
                     cluster_hostnames: &[],
                     reclaim,
+                    reclaim_timeout: RECLAIM_TIMEOUT,
                 },
             )
         };
@@ -1428,7 +1962,7 @@ mod tests {
             rebooting.debug_info.state_info,
             "Host is rebooting into the discovery image"
         );
-        let back = register_host(&rebooting, None, inventory(4, 16)).unwrap();
+        let back = register_host(&rebooting, None, inventory(4, 16), now()).unwrap();
         assert_eq!(back.debug_info.state, "discovering-unbound");
         assert!(rebooting_for_reclaim(&back).is_err());
     }

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -29,7 +30,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::discovery::{Hardware, booted_from_disk, inventory};
-use super::keys::{ANN_CHECKED_IN_AT, LABEL_INFRAENV};
+use super::keys::{ANN_CHECKED_IN_AT, GROUP, LABEL_INFRAENV, VERSION};
 use super::reconcile::{NextStep, next_step, rebooting_for_reclaim, register_host};
 use super::state::HostState;
 use super::types::{Agent, AgentSpec, ClusterReference, InfraEnv};
@@ -97,17 +98,27 @@ pub async fn run(
         }
     };
     let agents: Api<Agent> = Api::namespaced(client.clone(), &namespace);
-    let cluster_ref = infra_env.spec.cluster_ref.clone();
     let names: Vec<(u32, String)> = (0..options.hosts)
         .map(|i| (i, format!("{}-{i}", options.prefix)))
         .collect();
     let registered = futures_util::stream::iter(names.iter().cloned())
         .map(|(i, host)| {
-            let (agents, options, cluster_ref) = (&agents, &options, cluster_ref.as_ref());
+            let (agents, options, infra_env) = (&agents, &options, &infra_env);
             async move {
-                boot(agents, options, &host, i, cluster_ref)
-                    .await
-                    .map_err(|message| SimulatorError::Register { host, message })
+                match boot(agents, options, &host, i, infra_env).await {
+                    Ok(()) => Ok(()),
+                    // The service refused the registration (e.g. a host installed from disk
+                    // that booted the discovery image): that host stays as it is.
+                    Err(RegisterError::Refused(state, e)) => {
+                        tracing::warn!(%host, %state, error = %e, "registration refused; the host stays as it is");
+                        eprintln!("warning: host {host}: RegisterHost from {state:?} refused: {e}");
+                        Ok(())
+                    }
+                    Err(e) => Err(SimulatorError::Register {
+                        host,
+                        message: e.to_string(),
+                    }),
+                }
             }
         })
         .buffer_unordered(16)
@@ -153,17 +164,17 @@ async fn boot(
     options: &SimulatorOptions,
     host: &str,
     index: u32,
-    cluster_ref: Option<&ClusterReference>,
-) -> Result<(), String> {
+    infra_env: &InfraEnv,
+) -> Result<(), RegisterError> {
     // The controller writes the new Agent too (its finalizer): a conflict is read again.
     let mut attempts = 0;
     loop {
         attempts += 1;
-        match boot_once(agents, options, host, index, cluster_ref).await {
+        match boot_once(agents, options, host, index, infra_env).await {
             Err(RegisterError::Api(e)) if is_conflict(&e) && attempts < 10 => {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            done => return done.map_err(|e| e.to_string()),
+            done => return done,
         }
     }
 }
@@ -177,29 +188,50 @@ async fn boot_once(
     options: &SimulatorOptions,
     host: &str,
     index: u32,
-    cluster_ref: Option<&ClusterReference>,
+    infra_env: &InfraEnv,
 ) -> Result<(), RegisterError> {
+    let cluster_ref = infra_env.spec.cluster_ref.as_ref();
     let existing = agents.get_opt(host).await?;
     let agent = match existing {
         Some(agent) => agent,
         None => {
-            let mut agent = Agent::new(
-                host,
-                AgentSpec {
-                    cluster_deployment_name: cluster_ref.cloned(),
-                    role: String::new(),
-                    approved: false,
-                    ..AgentSpec::default()
-                },
-            );
-            agent.metadata.labels =
-                Some([(LABEL_INFRAENV.to_owned(), options.infra_env.clone())].into());
-            agent.metadata.annotations =
-                Some([(ANN_CHECKED_IN_AT.to_owned(), Timestamp::now().to_string())].into());
-            agents.create(&PostParams::default(), &agent).await?
+            agents
+                .create(&PostParams::default(), &new_agent(host, infra_env))
+                .await?
         }
     };
     register(agents, &agent, options, index, cluster_ref).await
+}
+
+/// The Agent assisted-service creates for a host that registers the first time (its
+/// `CreateAgentCR`): unapproved, bound to the InfraEnv's `clusterRef` if it has one, labelled
+/// with the InfraEnv and its `spec.agentLabels`, owned by the InfraEnv.
+pub fn new_agent(host: &str, infra_env: &InfraEnv) -> Agent {
+    let mut agent = Agent::new(
+        host,
+        AgentSpec {
+            cluster_deployment_name: infra_env.spec.cluster_ref.clone(),
+            role: String::new(),
+            approved: false,
+            ..AgentSpec::default()
+        },
+    );
+    let mut labels = infra_env.spec.agent_labels.clone();
+    let name = infra_env.metadata.name.clone().unwrap_or_default();
+    labels.insert(LABEL_INFRAENV.to_owned(), name.clone());
+    agent.metadata.labels = Some(labels);
+    agent.metadata.annotations =
+        Some([(ANN_CHECKED_IN_AT.to_owned(), Timestamp::now().to_string())].into());
+    if let Some(uid) = infra_env.metadata.uid.clone() {
+        agent.metadata.owner_references = Some(vec![OwnerReference {
+            api_version: format!("{GROUP}/{VERSION}"),
+            kind: "InfraEnv".into(),
+            name,
+            uid,
+            ..OwnerReference::default()
+        }]);
+    }
+    agent
 }
 
 /// RegisterHost with the host's inventory, written to the Agent's status.
@@ -216,6 +248,7 @@ async fn register(
         &current,
         cluster_ref,
         inventory(&host, index, options.hardware),
+        Timestamp::now(),
     )
     .map_err(|e| RegisterError::Refused(current.debug_info.state.clone(), e))?;
     let mut next = agent.clone();

@@ -5,11 +5,15 @@
 //! leaves the host as it was.
 //!
 //! Upstream picks the first rule whose source states and condition match; the order of the
-//! arms below is that order. What this module leaves out: the installation flow's own rules
-//! (install, cancel, reset, media disconnect, and the Refresh and Register rules that depend
-//! on the cluster's progress or the install stage), which late binding does not drive: on
-//! Refresh a host in an installation state stays where it is, and Register from such a state
-//! is refused unless upstream has an unconditional rule for it.
+//! arms below is that order (openshift/assisted-service main, commit 063b2579, August 2026).
+//! What this module leaves out: the installation flow's own rules (install, reset, media
+//! disconnect, and the Refresh rules that depend on the cluster's progress, timeouts of
+//! installation stages and log collection), which late binding does not drive: on Refresh a
+//! host in an installation state stays where it is.
+//!
+//! Some rules match and still refuse: Register of an `installed` host (409) or of one in
+//! `installing-pending-user-action` that booted the discovery image again (403) answer with
+//! upstream's message and leave the host as it was ([`Refusal::Rejected`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -178,13 +182,38 @@ impl HostFacts {
     }
 }
 
+/// What a registration knows about the host besides its state.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Registration {
+    /// The host record has a cluster (only the first registration, from `""`, reads it: a
+    /// re-registering host is bound or not by the state it is in).
+    pub bound: bool,
+    /// Its install stage is `Rebooting` (upstream's `IsHostInReboot`).
+    pub in_reboot: bool,
+    /// A day-2 host whose install stage is `Done`.
+    pub day2_done: bool,
+    /// The installation disk as upstream names it when the host booted the discovery image
+    /// instead of it: `<model> <serial> (<name>, <id>)`, the parts it has.
+    pub installation_disk: String,
+    /// The installation disk's path (`installation_disk_path`).
+    pub installation_path: String,
+}
+
+impl Registration {
+    /// A registration with only `bound` known.
+    pub fn bound(bound: bool) -> Registration {
+        Registration {
+            bound,
+            ..Registration::default()
+        }
+    }
+}
+
 /// What happens to a host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostEvent {
-    /// The discovery agent registered; `bound` says whether the host record has a cluster
-    /// (only the first registration, from `""`, reads it: a re-registering host is bound or
-    /// not by the state it is in).
-    Register { bound: bool },
+    /// The discovery agent registered.
+    Register(Registration),
     /// The host monitor re-evaluated the host.
     Refresh(HostFacts),
     /// BindHost: bind to a cluster.
@@ -204,7 +233,7 @@ pub enum HostEvent {
 impl HostEvent {
     pub fn kind(&self) -> EventKind {
         match self {
-            HostEvent::Register { .. } => EventKind::RegisterHost,
+            HostEvent::Register(_) => EventKind::RegisterHost,
             HostEvent::Refresh(_) => EventKind::RefreshHost,
             HostEvent::Bind => EventKind::BindHost,
             HostEvent::Unbind => EventKind::UnbindHost,
@@ -316,6 +345,11 @@ pub const REREGISTER_EFFECTS: &[Effect] = &[
     ClearLogs,
 ];
 
+/// PostRegisterDuringPreparingForInstallation: a host registering again while its cluster
+/// prepares keeps its inventory and bootstrap flag (the cluster needs them to go on).
+pub const REREGISTER_KEEPING_INVENTORY_EFFECTS: &[Effect] =
+    &[ClearProgress, ClearImagesStatus, ClearNtpSources, ClearLogs];
+
 /// `statusInfo` texts (assisted-service `internal/host/common.go`).
 pub mod status_info {
     pub const DISCONNECTED: &str = "Host has stopped communicating with the installation service";
@@ -336,6 +370,14 @@ pub mod status_info {
     pub const REBOOTING_FOR_RECLAIM: &str = "Host is rebooting into the discovery image";
     pub const RESTARTED_DURING_INSTALLATION: &str =
         "The host unexpectedly restarted during the installation";
+    pub const CONNECTION_TIMED_OUT_PREPARING: &str = "Host failed to install due to timeout while connecting to host during the preparation phase.";
+    /// `PostRegisterDuringReboot`'s first sentence; the installation disk follows.
+    pub const WRONG_BOOT_ORDER: &str = "Expected the host to boot from disk, but it booted the installation image - please reboot and fix boot order to boot from disk";
+    /// `PostRegisterAfterInstallation`'s refusal (409).
+    pub const REGISTER_AFTER_INSTALLATION: &str = "Host is trying to register after the cluster has already been installed. That most probably means that the host is booting from the installation ISO, and therefore not effectively joining the cluster. The request will be ignored. Fix the boot order and reboot the host.";
+    /// `PostRegisterDuringReboot`'s refusal (403) from `installing-pending-user-action`;
+    /// `{}` is the installation path.
+    pub const REQUIRED_TO_BOOT_FROM_DISK: &str = "Host is required to be booted from disk";
 }
 
 /// A transition that runs: where the host goes, the `statusInfo` it gets (none: unchanged)
@@ -349,14 +391,74 @@ pub struct Transition {
     pub effects: &'static [Effect],
 }
 
-/// No rule for this state and event: the host is left as it was. The text is stateswitch's
-/// (`NoConditionPassedToRunTransaction`), which BindHostInternal and UnbindHostInternal
-/// return as a 500.
+/// A transition that does not run: the host is left as it was.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("no condition found to run transition")]
+#[error("{refusal}")]
 pub struct TransitionError {
     pub from: HostState,
     pub event: EventKind,
+    pub refusal: Refusal,
+}
+
+/// Why a transition does not run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// No rule for this state and event. The text is stateswitch's
+    /// (`NoConditionPassedToRunTransaction`), which BindHostInternal and UnbindHostInternal
+    /// return as a 500.
+    #[error("no condition found to run transition")]
+    NoRule,
+    /// A rule matched and refused with this HTTP status and message (a registration after
+    /// installation, or during a reboot from `installing-pending-user-action`).
+    #[error("{message}")]
+    Rejected { code: u16, message: String },
+}
+
+impl TransitionError {
+    /// The HTTP status upstream answers with: a rejection's own, else 500.
+    pub fn code(&self) -> u16 {
+        match &self.refusal {
+            Refusal::NoRule => 500,
+            Refusal::Rejected { code, .. } => *code,
+        }
+    }
+
+    /// The states from which the same event would have run, and the host's: `BindHost is
+    /// allowed from known-unbound only; the host is insufficient-unbound`. For a rejection,
+    /// empty.
+    pub fn explain(&self, event: &HostEvent) -> String {
+        if self.refusal != Refusal::NoRule {
+            return String::new();
+        }
+        let allowed = allowed_from(event);
+        let states = match allowed.as_slice() {
+            [] => "no state".to_owned(),
+            [only] => format!("{only} only"),
+            many => many
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let from = match self.from {
+            HostState::Unregistered => "\"\"".to_owned(),
+            s => s.to_string(),
+        };
+        format!(
+            "{} is allowed from {states}; the host is {from}",
+            self.event
+        )
+    }
+}
+
+/// The states from which `event` runs (a rejection counts as running).
+pub fn allowed_from(event: &HostEvent) -> Vec<HostState> {
+    (HostState::ALL.iter().copied())
+        .filter(|s| match transition(*s, event) {
+            Ok(_) => true,
+            Err(e) => matches!(e.refusal, Refusal::Rejected { .. }),
+        })
+        .collect()
 }
 
 /// The state machine: what `event` does to a host in `from`.
@@ -372,11 +474,27 @@ pub fn transition(from: HostState, event: &HostEvent) -> Result<Transition, Tran
         })
     };
     let text = |s: &str| Some(s.to_owned());
-    let refused = Err(TransitionError { from, event: kind });
+    let refused = Err(TransitionError {
+        from,
+        event: kind,
+        refusal: Refusal::NoRule,
+    });
+    let rejected = |code: u16, message: String| {
+        Err(TransitionError {
+            from,
+            event: kind,
+            refusal: Refusal::Rejected { code, message },
+        })
+    };
     match event {
-        HostEvent::Register { bound } => match from {
-            Unregistered if *bound => go(Discovering, text(status_info::DISCOVERING), &[]),
+        HostEvent::Register(r) => match from {
+            Unregistered if r.bound => go(Discovering, text(status_info::DISCOVERING), &[]),
             Unregistered => go(DiscoveringUnbound, text(status_info::DISCOVERING), &[]),
+            PreparingForInstallation | PreparingSuccessful => go(
+                Known,
+                text(status_info::KNOWN),
+                REREGISTER_KEEPING_INVENTORY_EFFECTS,
+            ),
             s if POOL.contains(&s)
                 || matches!(
                     s,
@@ -395,15 +513,37 @@ pub fn transition(from: HostState, event: &HostEvent) -> Result<Transition, Tran
             | Insufficient
             | Disconnected
             | PendingForInput
-            | ResettingPendingUserAction
-            | PreparingForInstallation
-            | PreparingSuccessful => go(
+            | ResettingPendingUserAction => go(
                 Discovering,
                 text(status_info::DISCOVERING),
                 REREGISTER_EFFECTS,
             ),
-            Installing => go(Error, text(status_info::RESTARTED_DURING_INSTALLATION), &[]),
+            Resetting if r.in_reboot => go(Resetting, None, &[]),
+            Resetting => go(
+                Discovering,
+                text(status_info::DISCOVERING),
+                REREGISTER_EFFECTS,
+            ),
+            InstallingPendingUserAction if r.in_reboot || r.day2_done => rejected(
+                403,
+                format!(
+                    "{} {}",
+                    status_info::REQUIRED_TO_BOOT_FROM_DISK,
+                    r.installation_path
+                ),
+            ),
+            InstallingInProgress | AddedToExistingCluster if r.in_reboot || r.day2_done => {
+                let info = match r.installation_disk.as_str() {
+                    "" => status_info::WRONG_BOOT_ORDER.to_owned(),
+                    disk => format!("{} {disk}", status_info::WRONG_BOOT_ORDER),
+                };
+                go(InstallingPendingUserAction, Some(info), &[])
+            }
+            Installing | InstallingInProgress => {
+                go(Error, text(status_info::RESTARTED_DURING_INSTALLATION), &[])
+            }
             Error => go(Error, None, &[]),
+            Installed => rejected(409, status_info::REGISTER_AFTER_INSTALLATION.to_owned()),
             _ => refused,
         },
         HostEvent::Refresh(facts) => {
@@ -501,9 +641,12 @@ fn refresh(from: HostState, facts: &HostFacts) -> Option<Target> {
         )),
         Reclaiming | ReclaimingRebooting => stay,
         Discovering | Insufficient | Known | PendingForInput | Disconnected | PreparingFailed
-            if !facts.connected =>
+            if !ready =>
         {
             with(Disconnected, status_info::DISCONNECTED)
+        }
+        PreparingForInstallation | PreparingSuccessful if !ready => {
+            with(Disconnected, status_info::CONNECTION_TIMED_OUT_PREPARING)
         }
         Disconnected | Discovering if ready && !facts.has_inventory => {
             with(Discovering, status_info::DISCOVERING)
@@ -643,6 +786,7 @@ mod tests {
                 }
                 (None, Err(e)) => {
                     assert_eq!(e.from, *state);
+                    assert_eq!(e.refusal, Refusal::NoRule);
                     assert_eq!(e.to_string(), "no condition found to run transition");
                 }
                 _ => panic!("{event:?} from {state}: want {want:?}, got {got:?}"),
@@ -671,6 +815,10 @@ mod tests {
         ReclaimingRebooting,
     ];
 
+    fn register(r: Registration) -> HostEvent {
+        HostEvent::Register(r)
+    }
+
     #[test]
     fn register_unbound() {
         let t = table(&[
@@ -685,20 +833,119 @@ mod tests {
                     Disconnected,
                     PendingForInput,
                     ResettingPendingUserAction,
-                    PreparingForInstallation,
-                    PreparingSuccessful,
+                    Resetting,
                 ],
                 Discovering,
             ),
-            (&[Installing, Error], Error),
+            (&[PreparingForInstallation, PreparingSuccessful], Known),
+            (&[Installing, InstallingInProgress, Error], Error),
         ]);
-        check(&HostEvent::Register { bound: false }, &t);
+        // installed: a rule that refuses (409), checked below.
+        let t: Vec<Row> = t.into_iter().filter(|(s, _)| *s != Installed).collect();
+        let t = [t, vec![(Installed, None)]].concat();
+        for (state, want) in &t {
+            match (
+                want,
+                transition(*state, &register(Registration::bound(false))),
+            ) {
+                (Some(to), Ok(got)) => assert_eq!(got.to, *to, "{state}"),
+                (None, Err(e)) if *state == Installed => assert_eq!(e.code(), 409),
+                (None, Err(e)) => assert_eq!(e.refusal, Refusal::NoRule, "{state}"),
+                (want, got) => panic!("{state}: want {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn register_while_preparing_keeps_the_inventory() {
+        for from in [PreparingForInstallation, PreparingSuccessful] {
+            let t = transition(from, &register(Registration::default())).unwrap();
+            assert_eq!(t.to, Known);
+            assert_eq!(
+                t.status_info.as_deref(),
+                Some("Host is ready to be installed")
+            );
+            assert!(!t.effects.contains(&ClearInventory) && !t.effects.contains(&ClearBootstrap));
+            assert!(t.effects.contains(&ClearProgress));
+        }
+    }
+
+    #[test]
+    fn register_during_installation_and_after() {
+        let plain = register(Registration::default());
+        let t = transition(InstallingInProgress, &plain).unwrap();
+        assert_eq!(
+            (t.to, t.status_info.as_deref()),
+            (
+                Error,
+                Some("The host unexpectedly restarted during the installation")
+            )
+        );
+        let e = transition(Installed, &plain).unwrap_err();
+        assert_eq!(e.code(), 409);
+        assert_eq!(
+            e.to_string(),
+            "Host is trying to register after the cluster has already been installed. That most probably means that the host is booting from the installation ISO, and therefore not effectively joining the cluster. The request will be ignored. Fix the boot order and reboot the host."
+        );
+        assert_eq!(e.explain(&plain), "");
+        // Booted the discovery image while rebooting into the installed system: wrong boot
+        // order.
+        let rebooting = register(Registration {
+            in_reboot: true,
+            installation_disk: "QEMU 1234 (sda, /dev/disk/by-id/wwn-1)".into(),
+            installation_path: "/dev/disk/by-id/wwn-1".into(),
+            ..Registration::default()
+        });
+        let t = transition(InstallingInProgress, &rebooting).unwrap();
+        assert_eq!(t.to, InstallingPendingUserAction);
+        assert_eq!(
+            t.status_info.as_deref(),
+            Some(
+                "Expected the host to boot from disk, but it booted the installation image - please reboot and fix boot order to boot from disk QEMU 1234 (sda, /dev/disk/by-id/wwn-1)"
+            )
+        );
+        let e = transition(InstallingPendingUserAction, &rebooting).unwrap_err();
+        assert_eq!(
+            (e.code(), e.to_string().as_str()),
+            (
+                403,
+                "Host is required to be booted from disk /dev/disk/by-id/wwn-1"
+            )
+        );
+        assert!(transition(InstallingPendingUserAction, &plain).is_err());
+        let day2_done = register(Registration {
+            day2_done: true,
+            ..Registration::default()
+        });
+        assert_eq!(
+            transition(AddedToExistingCluster, &day2_done).unwrap().to,
+            InstallingPendingUserAction
+        );
+        assert!(transition(AddedToExistingCluster, &plain).is_err());
+        // Resetting: ignored while rebooting.
+        let t = transition(Resetting, &rebooting).unwrap();
+        assert_eq!((t.to, t.status_info.clone()), (Resetting, None));
+    }
+
+    #[test]
+    fn a_refusal_says_where_the_event_runs_from() {
+        let e = transition(InsufficientUnbound, &HostEvent::Bind).unwrap_err();
+        assert_eq!(
+            e.explain(&HostEvent::Bind),
+            "BindHost is allowed from known-unbound only; the host is insufficient-unbound"
+        );
+        let e = transition(KnownUnbound, &HostEvent::Unbind).unwrap_err();
+        assert_eq!(
+            e.explain(&HostEvent::Unbind),
+            "UnbindHost is allowed from discovering, known, insufficient, disconnected, pending-for-input, preparing-for-installation, preparing-successful, preparing-failed, installing, installing-in-progress, installing-pending-user-action, installed, added-to-existing-cluster, error, cancelled; the host is known-unbound"
+        );
+        assert_eq!(allowed_from(&HostEvent::RebootingForReclaim), [Reclaiming]);
     }
 
     #[test]
     fn register_bound_differs_only_for_a_new_host() {
-        let unbound = HostEvent::Register { bound: false };
-        let bound = HostEvent::Register { bound: true };
+        let unbound = register(Registration::bound(false));
+        let bound = register(Registration::bound(true));
         for state in HostState::ALL {
             let (a, b) = (transition(*state, &unbound), transition(*state, &bound));
             if *state == Unregistered {
@@ -842,6 +1089,8 @@ mod tests {
                         PendingForInput,
                         Disconnected,
                         PreparingFailed,
+                        PreparingForInstallation,
+                        PreparingSuccessful,
                     ],
                     Disconnected,
                 ),
@@ -852,6 +1101,38 @@ mod tests {
             t.status_info.as_deref(),
             Some("Host has stopped communicating with the installation service")
         );
+        let t = transition(PreparingSuccessful, &HostEvent::Refresh(disconnected())).unwrap();
+        assert_eq!(
+            t.status_info.as_deref(),
+            Some(
+                "Host failed to install due to timeout while connecting to host during the preparation phase."
+            )
+        );
+    }
+
+    #[test]
+    fn a_bound_host_whose_media_went_is_disconnected() {
+        let facts = HostFacts {
+            media_connected: false,
+            ..all_good()
+        };
+        for from in [
+            Discovering,
+            Insufficient,
+            Known,
+            PendingForInput,
+            Disconnected,
+            PreparingFailed,
+        ] {
+            let t = transition(from, &HostEvent::Refresh(facts.clone())).unwrap();
+            assert_eq!(t.to, Disconnected, "{from}");
+            assert_eq!(
+                t.status_info.as_deref(),
+                Some("Host has stopped communicating with the installation service")
+            );
+        }
+        let t = transition(PreparingForInstallation, &HostEvent::Refresh(facts)).unwrap();
+        assert_eq!(t.to, Disconnected);
     }
 
     #[test]

@@ -187,6 +187,11 @@ pub struct AgentStatus {
     /// the Agent's status, and this field changes in the same write as the state).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound_cluster_deployment: Option<ClusterReference>,
+    /// `cvo`'s own field (assisted-service's `status_updated_at` column): when the host's
+    /// state last changed (RFC 3339). A reclaim that takes longer than the reclaim timeout
+    /// from then gives up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_updated_at: Option<String>,
 }
 
 /// `status.validationsInfo`: category → results, as assisted-service's `ValidationsStatus`.
@@ -706,6 +711,16 @@ pub struct AgentClusterInstallSpec {
     /// The cluster's networks: what the bound hosts' cluster-dependent validations read.
     #[serde(default, skip_serializing_if = "is_default")]
     pub networking: Networking,
+    /// `BareMetal`, `None`, `VSphere`, `Nutanix` or `External`; empty: assisted-service picks
+    /// (`None` with user-managed networking, else `BareMetal`). Arbiter hosts and fencing
+    /// credentials need BareMetal (or None, from some version on).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub platform_type: String,
+    /// `cvo`'s own: the OpenShift version the cluster installs (`4.19.0`). Upstream reads it
+    /// from the release image of `spec.imageSetRef`; `cvo` has no image set to read. Arbiter
+    /// hosts need 4.19, fencing credentials 4.20.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub openshift_version: String,
 }
 
 /// `spec.networking` of an AgentClusterInstall, reduced to what host validations read.

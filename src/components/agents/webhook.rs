@@ -1,8 +1,8 @@
 //! The Agent and InfraEnv admission rules (spec C.4), as assisted-service's
 //! `agent_admission_hook.go` and `infraenv_admission_hook.go` judge creates and updates, with
 //! their messages. Pure functions: `cvo agent admit` calls them on files, the controller's
-//! webhook server will call them on AdmissionReviews (upstream answers a refusal with code 400,
-//! reason `BadRequest`, and the message).
+//! webhook server calls them on AdmissionReviews (a refusal is answered as upstream's: code
+//! 400, reason `BadRequest`, and the message).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,10 +18,6 @@ use super::types::{Agent, ClusterReference, InfraEnv};
 pub mod messages {
     pub const BOTH_INSTALLATION_DISKS: &str =
         "Either InstallationDiskID or InstallationDiskPath can be set, not both.";
-    pub const CLUSTER_DEPLOYMENT_NAMESPACE: &str =
-        "Spec.ClusterDeploymentName.Namespace must match the Agent namespace";
-    pub const IGNITION_TOKEN_NAMESPACE: &str =
-        "Spec.IgnitionEndpointTokenReference.Namespace must match the Agent namespace";
     pub const CLUSTER_DEPLOYMENT_IMMUTABLE: &str = "Attempted to change Spec.ClusterDeploymentName which is immutable during Agent installation.";
     pub const CLUSTER_REF_WITH_OS_IMAGE_VERSION: &str =
         "Either Spec.ClusterRef or Spec.OSImageVersion should be specified (not both).";
@@ -101,9 +97,10 @@ impl Admission {
     }
 }
 
-/// The Agent webhook. Create and update: not both installation disk fields, references in
-/// the Agent's namespace. Update: `spec.clusterDeploymentName` may not change while the host
-/// installs, except a day-2 host's being unset. Delete and connect are allowed.
+/// The Agent webhook. Create and update: not both installation disk fields. Update:
+/// `spec.clusterDeploymentName` may not change while the host installs, except a day-2 host's
+/// being unset. Delete and connect are allowed. References to other namespaces are allowed
+/// (HyperShift's agent provider binds Agents to a ClusterDeployment in another namespace).
 pub fn admit_agent(operation: Operation, old: Option<&Agent>, new: &Agent) -> Admission {
     match operation {
         Operation::Create => agent_rules(new).unwrap_or_else(Admission::allowed),
@@ -130,22 +127,11 @@ pub fn admit_agent(operation: Operation, old: Option<&Agent>, new: &Agent) -> Ad
     }
 }
 
-/// The rules creates and updates share; the first refusal.
+/// The rule creates and updates share.
 fn agent_rules(agent: &Agent) -> Option<Admission> {
     let spec = &agent.spec;
-    if !spec.installation_disk_id.is_empty() && !spec.installation_disk_path.is_empty() {
-        return Some(Admission::denied(messages::BOTH_INSTALLATION_DISKS));
-    }
-    // The request's namespace; an object read from a file without one is not judged on it.
-    let namespace = agent.metadata.namespace.as_deref()?;
-    let elsewhere = |ns: &str| !ns.is_empty() && ns != namespace;
-    if (spec.cluster_deployment_name.as_ref()).is_some_and(|r| elsewhere(&r.namespace)) {
-        return Some(Admission::denied(messages::CLUSTER_DEPLOYMENT_NAMESPACE));
-    }
-    if (spec.ignition_endpoint_token_reference.as_ref()).is_some_and(|r| elsewhere(&r.namespace)) {
-        return Some(Admission::denied(messages::IGNITION_TOKEN_NAMESPACE));
-    }
-    None
+    (!spec.installation_disk_id.is_empty() && !spec.installation_disk_path.is_empty())
+        .then(|| Admission::denied(messages::BOTH_INSTALLATION_DISKS))
 }
 
 /// Upstream's `isClusterRefChangeAllowed`: any change when the host is not installing; while
@@ -299,25 +285,18 @@ mod tests {
                 "{op}"
             );
         }
-        let elsewhere = agent(Some(("other", "cd")), "", "");
-        assert_eq!(
-            admit_agent(Operation::Create, None, &elsewhere),
-            Admission::denied(messages::CLUSTER_DEPLOYMENT_NAMESPACE)
-        );
-        let unqualified = agent(Some(("", "cd")), "", "");
-        assert!(admit_agent(Operation::Create, None, &unqualified).allowed);
-        let mut unplaced = elsewhere.clone();
-        unplaced.metadata.namespace = None;
-        assert!(admit_agent(Operation::Create, None, &unplaced).allowed);
+        // References to other namespaces are upstream's to allow (HyperShift binds Agents
+        // to a ClusterDeployment elsewhere), on create and on update.
+        let elsewhere = agent(Some(("clusters-hc1", "hc1")), "known-unbound", "");
+        assert!(admit_agent(Operation::Create, None, &elsewhere).allowed);
+        let unbound = agent(None, "known-unbound", "");
+        assert!(admit_agent(Operation::Update, Some(&unbound), &elsewhere).allowed);
         let mut token = agent(None, "", "");
         token.spec.ignition_endpoint_token_reference = Some(IgnitionEndpointTokenReference {
             namespace: "other".into(),
             name: "t".into(),
         });
-        assert_eq!(
-            admit_agent(Operation::Create, None, &token),
-            Admission::denied(messages::IGNITION_TOKEN_NAMESPACE)
-        );
+        assert!(admit_agent(Operation::Create, None, &token).allowed);
         assert!(admit_agent(Operation::Delete, None, &both).allowed);
         assert!(admit_agent(Operation::Connect, None, &both).allowed);
         assert_eq!(
