@@ -46,6 +46,8 @@ use apply_tests::{
     apply_crd_then_custom_resource, apply_create_only_and_delete, apply_reverts_drift,
     apply_sets_owner_references,
 };
+#[path = "cluster/mirror.rs"]
+mod mirror_tests;
 #[path = "cluster/monitoring.rs"]
 mod monitoring_tests;
 #[path = "cluster/start.rs"]
@@ -172,6 +174,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_from_release_images", |c| {
         Box::pin(upgrade_from_release_images(c))
+    }),
+    ("start_pulls_releases_through_the_mirror", |c| {
+        Box::pin(mirror_tests::start_pulls_releases_through_the_mirror(c))
     }),
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))

@@ -5,6 +5,7 @@
 //! the pure core stays free of them.
 
 pub mod crds;
+pub mod mirror_sets;
 pub mod validation;
 
 pub use crds::{

@@ -29,8 +29,8 @@ use super::start_tests::{
     spec, status,
 };
 
-const OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.17.0");
-const NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
+pub const OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.17.0");
+pub const NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/payloads/4.18.0");
 const MACHINE_API_NS: &str = "openshift-machine-api";
 const MACHINE_API_IMAGES: &str = "machine-api-operator-images";
 const NEW_MACHINE_API_DIGEST: &str =
@@ -39,7 +39,7 @@ const OLD_MACHINE_API_DIGEST: &str =
     "sha256:9a1f0c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a";
 
 /// A payload directory loaded as `cvo start --payload DIR --release-image DIR` would.
-fn load(dir: &str) -> anyhow::Result<Payload> {
+pub fn load(dir: &str) -> anyhow::Result<Payload> {
     let options = LoadOptions {
         release_image: Some(dir.to_string()),
         cluster_profile: "self-managed-high-availability".into(),
@@ -110,7 +110,7 @@ async fn check_updated_objects(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 /// What an operator still running an older release reports: Available, every operand at
 /// `version`.
-async fn mark_at_version(ctx: &Ctx<'_>, name: &str, version: &str) -> anyhow::Result<()> {
+pub async fn mark_at_version(ctx: &Ctx<'_>, name: &str, version: &str) -> anyhow::Result<()> {
     let api: Api<ClusterOperator> = Api::all(ctx.admin.clone());
     let params = PatchParams::apply("cvo-test-operator").force();
     let status = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
@@ -135,7 +135,7 @@ async fn mark_unavailable(ctx: &Ctx<'_>, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn request_release(
+pub async fn request_release(
     api: &Api<ClusterVersion>,
     image: &str,
     version: Option<&str>,
@@ -147,7 +147,7 @@ async fn request_release(
 }
 
 /// The history is exactly these (state, version) entries, newest first.
-fn check_history(s: &ClusterVersionStatus, want: &[(&str, &str)]) -> anyhow::Result<()> {
+pub fn check_history(s: &ClusterVersionStatus, want: &[(&str, &str)]) -> anyhow::Result<()> {
     let got: Vec<(&str, &str)> = (s.history.iter())
         .map(|h| (h.state.as_str(), h.version.as_deref().unwrap_or_default()))
         .collect();
@@ -404,7 +404,7 @@ pub async fn upgrade_survives_apiserver_restart(ctx: &Ctx<'_>) -> anyhow::Result
 }
 
 /// `cvo` as a process, with its own image cache and no docker credentials.
-fn cvo(ctx: &Ctx<'_>, tmp: &std::path::Path, args: &[&str]) -> std::process::Command {
+pub fn cvo(ctx: &Ctx<'_>, tmp: &std::path::Path, args: &[&str]) -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
     c.args(args)
         .arg("--kubeconfig")
@@ -419,7 +419,7 @@ fn cvo(ctx: &Ctx<'_>, tmp: &std::path::Path, args: &[&str]) -> std::process::Com
     c
 }
 
-fn run_ok(mut command: std::process::Command) -> anyhow::Result<String> {
+pub fn run_ok(mut command: std::process::Command) -> anyhow::Result<String> {
     let out = command.output()?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     ensure!(out.status.success(), "{:?}: {stderr}", out.status);

@@ -10,7 +10,8 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use serde_json::json;
 
-/// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy and Proxy CRDs
+/// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy,
+/// ImageDigestMirrorSet and Proxy CRDs
 /// (schemaless) and waits
 /// until they are Established.
 pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
@@ -33,6 +34,13 @@ pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
             "config.openshift.io",
             "clusterimagepolicies",
             "ClusterImagePolicy",
+            "Cluster",
+        ),
+        // Where releases are pulled from when their registry is mirrored.
+        (
+            "config.openshift.io",
+            "imagedigestmirrorsets",
+            "ImageDigestMirrorSet",
             "Cluster",
         ),
         // The egress settings the update service is reached with (no status subresource:
