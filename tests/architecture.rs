@@ -34,6 +34,7 @@ const PURE: &[&str] = &[
     "src/release/elf.rs",
     "src/release/diff.rs",
     "src/release/mirror.rs",
+    "src/release/digest_mirrors.rs",
     "src/plan.rs",
     "src/ownership.rs",
     "src/suggest.rs",

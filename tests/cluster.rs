@@ -52,6 +52,8 @@ use apply_tests::{
 mod feature_gates_tests;
 #[path = "cluster/hub.rs"]
 mod hub_tests;
+#[path = "cluster/mirror.rs"]
+mod mirror_tests;
 #[path = "cluster/monitoring.rs"]
 mod monitoring_tests;
 #[path = "cluster/opt_in.rs"]
@@ -206,6 +208,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_from_release_images", |c| {
         Box::pin(upgrade_from_release_images(c))
+    }),
+    ("start_pulls_releases_through_the_mirror", |c| {
+        Box::pin(mirror_tests::start_pulls_releases_through_the_mirror(c))
     }),
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))

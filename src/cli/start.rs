@@ -151,7 +151,6 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
         cluster_profile: args.cluster_profile.clone(),
         strict_templates: false,
     };
-    let payload = load_payload(settings, &args.payload, &options)?;
     let metrics = Arc::new(Metrics::new());
     let ca_bundle = match &args.update_service_ca {
         Some(path) => Some(
@@ -162,6 +161,28 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
     };
     let prometheus = prometheus_options(&args)?;
     let server = metrics_server(&args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    // An operator waits for its server; a one-shot run gives up after --connect-timeout.
+    let wait = args.once.then(|| Duration::from_secs(args.connect_timeout));
+    // A release image is pulled as a node would pull it: through the cluster's
+    // ImageDigestMirrorSets, so the cluster is reached first.
+    let (client, payload) = match args.payload.source() {
+        PayloadSource::Registry(_) => {
+            let (client, images) = runtime.block_on(async {
+                let client = super::connect::connect(args.kubeconfig.as_deref(), wait).await?;
+                let images =
+                    crate::cluster::mirror_sets::with_cluster_mirrors(&client, &settings.images)
+                        .await;
+                anyhow::Ok((client, images))
+            })?;
+            let payload = load_payload(&Settings { images }, &args.payload, &options)?;
+            (Some(client), payload)
+        }
+        _ => (None, load_payload(settings, &args.payload, &options)?),
+    };
     let options = RunOptions {
         resync_interval: Duration::from_secs(args.resync_interval),
         facts: OperatorFacts {
@@ -194,14 +215,11 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
         prometheus,
         ..RunOptions::new(payload, settings.images.clone())
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        // An operator waits for its server; a one-shot run gives up after --connect-timeout.
-        let wait = args.once.then(|| Duration::from_secs(args.connect_timeout));
-        let client = super::connect::connect(args.kubeconfig.as_deref(), wait).await?;
+        let client = match client {
+            Some(client) => client,
+            None => super::connect::connect(args.kubeconfig.as_deref(), wait).await?,
+        };
         let (tx, rx) = tokio::sync::watch::channel(false);
         if let Some((listen, tls)) = server {
             let (listener, addr) = bind(listen)

@@ -5,6 +5,7 @@
 //! the pure core stays free of them.
 
 pub mod crds;
+pub mod mirror_sets;
 pub mod validation;
 
 /// The ClusterVersion singleton's name: the only one the CVO reads and writes.

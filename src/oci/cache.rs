@@ -31,6 +31,8 @@ pub struct Options {
     pub limits: Limits,
     pub platform: Platform,
     pub registry: RegistrySettings,
+    /// Where a pull by digest is tried first (the cluster's ImageDigestMirrorSets).
+    pub mirrors: crate::release::digest_mirrors::DigestMirrors,
 }
 
 impl Options {
@@ -42,6 +44,7 @@ impl Options {
             limits: Limits::default(),
             platform: Platform::running(),
             registry: RegistrySettings::default(),
+            mirrors: Default::default(),
         }
     }
 }

@@ -669,6 +669,38 @@ pub async fn pull(reference_text: &str, options: &Options) -> Result<super::Load
     if let Ok(Some(loaded)) = cached {
         return Ok(loaded);
     }
+    let sources = (options.mirrors.pull_sources(reference_text))
+        .map_err(|e| OciError::Invalid(e.to_string()))?;
+    if let [only] = sources.as_slice()
+        && only == reference_text
+    {
+        return pull_from(reference_text, options).await;
+    }
+    // The ImageDigestMirrorSets' order, as a node's container runtime tries it: the first
+    // that serves the digest wins (the digest is checked, so a mirror cannot change content).
+    let mut failures = Vec::new();
+    for source in &sources {
+        match pull_from(source, options).await {
+            Ok(loaded) => {
+                if source != reference_text {
+                    tracing::info!(image = reference_text, mirror = %source, "pulled through an ImageDigestMirrorSet mirror");
+                }
+                return Ok(loaded);
+            }
+            Err(error) => {
+                tracing::warn!(image = reference_text, from = %source, %error, "cannot pull; trying the next source");
+                failures.push(format!("{source}: {error}"));
+            }
+        }
+    }
+    Err(OciError::Invalid(format!(
+        "{reference_text}: no source the ImageDigestMirrorSets give serves it: {}",
+        failures.join("; ")
+    )))
+}
+
+/// [`pull`] from `reference_text` itself.
+async fn pull_from(reference_text: &str, options: &Options) -> Result<super::Loaded, OciError> {
     let reference = parse_reference(reference_text)?;
     let settings = &options.registry;
     let client = client_for(reference.registry(), settings)?;

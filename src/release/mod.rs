@@ -8,10 +8,13 @@
 //!   `image_mapper.go`).
 //! * [`elf`]: which architecture an executable is for.
 //! * [`diff`]: what changed between two releases (`cvo payload info A B`).
+//! * [`digest_mirrors`]: which repositories a pull by digest tries after the cluster's
+//!   ImageDigestMirrorSets.
 //! * [`mirror`]: where each image of a release goes in a mirror, and the ImageDigestMirrorSet
 //!   that redirects a cluster to it.
 
 pub mod diff;
+pub mod digest_mirrors;
 pub mod elf;
 pub mod mirror;
 pub mod pullspec;

@@ -110,7 +110,7 @@ async fn check_updated_objects(ctx: &Ctx<'_>) -> anyhow::Result<()> {
 
 /// What an operator still running an older release reports: Available, every operand at
 /// `version`.
-async fn mark_at_version(ctx: &Ctx<'_>, name: &str, version: &str) -> anyhow::Result<()> {
+pub async fn mark_at_version(ctx: &Ctx<'_>, name: &str, version: &str) -> anyhow::Result<()> {
     let api: Api<ClusterOperator> = Api::all(ctx.admin.clone());
     let params = PatchParams::apply("cvo-test-operator").force();
     let status = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
@@ -404,7 +404,7 @@ pub async fn upgrade_survives_apiserver_restart(ctx: &Ctx<'_>) -> anyhow::Result
 }
 
 /// `cvo` as a process, with its own image cache and no docker credentials.
-fn cvo(ctx: &Ctx<'_>, tmp: &std::path::Path, args: &[&str]) -> std::process::Command {
+pub fn cvo(ctx: &Ctx<'_>, tmp: &std::path::Path, args: &[&str]) -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"));
     c.args(args)
         .arg("--kubeconfig")
@@ -419,7 +419,7 @@ fn cvo(ctx: &Ctx<'_>, tmp: &std::path::Path, args: &[&str]) -> std::process::Com
     c
 }
 
-fn run_ok(mut command: std::process::Command) -> anyhow::Result<String> {
+pub fn run_ok(mut command: std::process::Command) -> anyhow::Result<String> {
     let out = command.output()?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     ensure!(out.status.success(), "{:?}: {stderr}", out.status);

@@ -10,8 +10,9 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use serde_json::json;
 
-/// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy, Proxy and
-/// APIServer CRDs (schemaless) and waits until they are Established.
+/// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy,
+/// ImageDigestMirrorSet, Proxy and APIServer CRDs (schemaless) and waits until they are
+/// Established.
 pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply("cvo-test").force();
@@ -32,6 +33,13 @@ pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
             "config.openshift.io",
             "clusterimagepolicies",
             "ClusterImagePolicy",
+            "Cluster",
+        ),
+        // Where releases are pulled from when their registry is mirrored.
+        (
+            "config.openshift.io",
+            "imagedigestmirrorsets",
+            "ImageDigestMirrorSet",
             "Cluster",
         ),
         // The egress settings the update service is reached with (no status subresource:
