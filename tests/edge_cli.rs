@@ -480,6 +480,28 @@ fn namespace_refuses_bad_flags() {
     ]);
     assert_eq!(code, 0);
     assert_eq!(stdout, "compatible: namespace ns1\n");
+    for flag in [
+        "--node-namespace",
+        "--deployer-namespace",
+        "--service-namespace",
+    ] {
+        let (code, stdout, stderr) =
+            text_of(&["namespace", "--node-type", "cluster", flag, "Bad NS!"]);
+        assert_eq!((code, stdout.as_str()), (1, ""), "{flag}");
+        assert!(
+            stderr.contains(&format!("{flag} \"Bad NS!\" is not a namespace name: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'")),
+            "{stderr}"
+        );
+    }
+    let (code, _, stderr) = text_of(&[
+        "namespace",
+        "--node-type",
+        "cluster",
+        "--deployer-namespace",
+        "a.b",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("must not contain dots"), "{stderr}");
 }
 
 const DC: &str = "testdata/edge/deploycheck";
@@ -492,9 +514,9 @@ fn deploycheck(args: &[&str]) -> (i32, Value, String) {
 }
 
 /// Seed 000's namespace example 4 in real exchange exports: a node in namespace abc, a policy
-/// with clusterNamespace abc and a constraint on openhorizon.kubernetesNamespace == xyz: not
-/// deployed, with deploycheck's conflict warning and the publish-time warnings; a device-only
-/// service fails the type check.
+/// with clusterNamespace abc and a constraint on openhorizon.kubernetesNamespace == xyz: as
+/// anax's policy check, incompatible before any service is looked at (the device-only service
+/// too), with `hzn`'s publish-time warnings (the conflict, the operator's namespace).
 #[test]
 fn deploycheck_reports_the_checks_and_warnings() {
     let (code, report, stderr) = deploycheck(&[
@@ -510,32 +532,114 @@ fn deploycheck_reports_the_checks_and_warnings() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(report["compatible"], false);
-    let nginx = &report["services"][0];
-    assert_eq!(nginx["service"], "myorg/nginx-operator_1.0.1_amd64");
-    assert_eq!(nginx["failedCheck"], "policy");
+    let conflict = "kubernetesNamespace defined in the constraint &[openhorizon.kubernetesNamespace == xyz] is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments";
+    for (i, service) in [
+        "myorg/nginx-operator_1.0.1_amd64",
+        "myorg/helloworld_1.0.0_amd64",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let verdict = &report["services"][i];
+        assert_eq!(verdict["service"], service);
+        assert_eq!(verdict["failedCheck"], "namespace");
+        assert_eq!(
+            verdict["reason"],
+            format!("Policy Incompatible: {conflict}")
+        );
+    }
     assert_eq!(
-        nginx["warnings"][0],
-        "Policy Incompatible: kubernetesNamespace defined in the constraint openhorizon.kubernetesNamespace == xyz is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments"
+        report["warnings"],
+        json!([
+            conflict,
+            "service myorg/nginx-operator_1.0.1_amd64: Namespace is detected in operator file. Service namespace should be set in deployment policy or pattern"
+        ])
     );
-    let device = &report["services"][1];
-    assert_eq!(device["failedCheck"], "type");
+}
+
+/// `a == x || a == y`: the clusterNamespace is one of the namespaces the constraint allows, so
+/// there is no conflict and no warning; a field the exchange does not know is named on
+/// standard error.
+#[test]
+fn deploycheck_keeps_the_constraint_structure() {
+    let (code, report, stderr) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--node-policy",
+        "DC/node-policy.json",
+        "--policy",
+        "DC/policy-or.json",
+        "--service",
+        "DC/service-nginx.json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report["compatible"], true, "{report}");
+    assert_eq!(report["services"][0]["namespace"], "abc");
     assert_eq!(
-        device["reason"],
-        "Service does not have cluster deployment configuration for node type 'cluster'."
+        stderr,
+        "warning: testdata/edge/deploycheck/policy-or.json: comment: \"comment\" is not a deployment policy field anax knows; ignored\n"
     );
-    let warnings = report["warnings"].as_array().unwrap();
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(
-        warnings[0]
-            .as_str()
-            .unwrap()
-            .starts_with("the deployment policy specifies clusterNamespace 'abc'")
+}
+
+/// A service published before anax wrote `metadata` into the cluster deployment: the
+/// namespace comes from the operator archive (its Namespace `xyz`), as anax reads it.
+#[test]
+fn deploycheck_reads_the_namespace_inside_the_operator_archive() {
+    let (code, report, stderr) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--node-policy",
+        "DC/node-policy.json",
+        "--policy",
+        "DC/policy-abc.json",
+        "--service",
+        "DC/service-archive.json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    // The policy's clusterNamespace wins over the operator's...
+    assert_eq!(report["services"][0]["namespace"], "abc");
+    // ...and publishing it warned.
+    assert_eq!(
+        report["warnings"],
+        json!([
+            "service myorg/web-operator_1.0.0_amd64: Namespace is detected in operator file. Service namespace should be set in deployment policy or pattern"
+        ])
     );
+    // Without a clusterNamespace, the namespace-scoped node in abc refuses xyz.
+    let (_, report, _) = deploycheck(&[
+        "--node",
+        "DC/node-abc.json",
+        "--node-policy",
+        "DC/node-policy.json",
+        "--policy",
+        "DC/policy-plain.json",
+        "--service",
+        "DC/service-archive.json",
+    ]);
+    assert_eq!(report["services"][0]["failedCheck"], "namespace");
+    assert_eq!(
+        report["services"][0]["reason"],
+        "Policy Incompatible: The namespace 'xyz' specified in the service does not match the namespace of the agent: 'abc'. Please overwrite it in the deployment policy or pattern."
+    );
+}
+
+/// Every exchange file's fields are checked: a near miss is an error naming the file, the
+/// field's place and the field it misses.
+#[test]
+fn deploycheck_refuses_a_mistyped_field() {
+    let (code, stdout, stderr) = text_of(&[
+        "deploycheck",
+        "--node",
+        "testdata/edge/deploycheck/node-abc.json",
+        "--policy",
+        "testdata/edge/deploycheck/policy-typo.json",
+        "--service",
+        "testdata/edge/deploycheck/service-nginx.json",
+    ]);
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
     assert!(
-        warnings[1]
-            .as_str()
-            .unwrap()
-            .contains("embeds namespace 'xyz'")
+        stderr.contains("testdata/edge/deploycheck/policy-typo.json: service.clusterNamespce: unknown deployment policy service field \"clusterNamespce\" (did you mean clusterNamespace?); valid values: name, org, arch, clusterNamespace, serviceVersions, nodeHealth, cluster_namespace"),
+        "{stderr}"
     );
 }
 

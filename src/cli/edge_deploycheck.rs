@@ -13,6 +13,7 @@ use super::CliResult;
 use super::edge::EdgeFormat;
 use crate::components::edge::deploycheck::{self, Deployer};
 use crate::components::edge::exchange::{self, NodePolicy, Pattern, Service};
+use crate::components::edge::fields::Doc;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("deployer").required(true).args(["policy", "pattern"])))]
@@ -41,29 +42,46 @@ pub(super) fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))
 }
 
+/// An exchange document read as `doc`; the fields anax does not know are named on standard
+/// error, a near miss of a known one is an error.
 pub(super) fn document<T: DeserializeOwned>(
     path: &Path,
-    what: &'static str,
+    doc: Doc,
     key: &'static str,
 ) -> anyhow::Result<(Option<String>, T)> {
-    exchange::one(&read(path)?, what, key).with_context(|| format!("{}", path.display()))
+    let read =
+        exchange::one(&read(path)?, doc, key).with_context(|| format!("{}", path.display()))?;
+    warn_fields(path, &read.warnings);
+    Ok((read.id, read.value))
+}
+
+pub(super) fn warn_fields(path: &Path, warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+}
+
+/// The node file, read as [`document`] reads.
+pub(super) fn node(path: &Path) -> anyhow::Result<(Option<String>, exchange::Node)> {
+    let read = exchange::node(&read(path)?).with_context(|| format!("{}", path.display()))?;
+    warn_fields(path, &read.warnings);
+    Ok((read.id, read.value))
 }
 
 /// Exit 0 with the report, compatible or not; 1 for a file that cannot be read or is not the
 /// document it should be.
 pub fn deploycheck(args: DeploycheckArgs) -> CliResult {
-    let (node_id, node) =
-        exchange::node(&read(&args.node)?).with_context(|| format!("{}", args.node.display()))?;
+    let (node_id, node) = node(&args.node)?;
     let node_policy: NodePolicy = match &args.node_policy {
-        Some(path) => document::<NodePolicy>(path, "node policy", "nodePolicy")?.1,
+        Some(path) => document::<NodePolicy>(path, Doc::NodePolicy, "nodePolicy")?.1,
         None => NodePolicy::default(),
     };
     let deployer = match (&args.policy, &args.pattern) {
         (Some(path), _) => {
-            Deployer::Policy(document(path, "deployment policy", "businessPolicy")?.1)
+            Deployer::Policy(document(path, Doc::DeploymentPolicy, "businessPolicy")?.1)
         }
         (None, Some(path)) => {
-            let (id, pattern) = document::<Pattern>(path, "pattern", "patterns")?;
+            let (id, pattern) = document::<Pattern>(path, Doc::Pattern, "patterns")?;
             let id = id
                 .or_else(|| Some(node.pattern.clone()).filter(|p| !p.is_empty()))
                 .unwrap_or_else(|| {
@@ -78,7 +96,7 @@ pub fn deploycheck(args: DeploycheckArgs) -> CliResult {
     };
     let mut services = Vec::new();
     for path in &args.service {
-        let (id, mut service) = document::<Service>(path, "service", "services")?;
+        let (id, mut service) = document::<Service>(path, Doc::Service, "services")?;
         // The exchange keeps the org in the id (`org/url_version_arch`), not in the object.
         if let Some((org, _)) = id.as_deref().and_then(|id| id.split_once('/'))
             && service.org.is_empty()
@@ -111,9 +129,6 @@ pub fn deploycheck(args: DeploycheckArgs) -> CliResult {
                         s.failed_check,
                         s.reason
                     ),
-                }
-                for w in &s.warnings {
-                    outln!("  warning: {w}");
                 }
             }
             for w in &report.warnings {

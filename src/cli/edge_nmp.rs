@@ -20,6 +20,7 @@ use crate::components::edge::agent_files::{
     self, AgentFileVersions, DeviceFacts, FileKind, UpgradeManifest,
 };
 use crate::components::edge::exchange::{self, NodePolicy};
+use crate::components::edge::fields::Doc;
 use crate::components::edge::nmp::{self, ManagementPolicy};
 use crate::components::edge::nmp_plan::{self, FleetNode};
 use crate::components::edge::nmp_status::{PolicyStatus, Status};
@@ -179,8 +180,9 @@ fn file_or_dir(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
 fn objects_by_id<T: DeserializeOwned>(
     path: &Path,
     key: &str,
-    what: &str,
+    doc: Doc,
 ) -> anyhow::Result<BTreeMap<String, T>> {
+    let what = doc.what();
     let mut out = BTreeMap::new();
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for file in file_or_dir(path)? {
@@ -196,9 +198,14 @@ fn objects_by_id<T: DeserializeOwned>(
                 ),
             },
         };
+        // A field anax does not know is named once per file, not once per node.
+        let mut warned = std::collections::BTreeSet::new();
         for (id, object) in map {
-            let parsed: T = serde_json::from_value(object)
-                .with_context(|| format!("{}: {id}: not a {what}", file.display()))?;
+            let (parsed, warnings) = exchange::checked::<T>(object, doc)
+                .with_context(|| format!("{}: {id}", file.display()))?;
+            for w in warnings.into_iter().filter(|w| warned.insert(w.clone())) {
+                eprintln!("warning: {}: {id}: {w}", file.display());
+            }
             if let Some(before) = seen.insert(id.clone(), file.clone()) {
                 bail!(
                     "{id}: in both {} and {}: give each {what} once",
@@ -213,9 +220,9 @@ fn objects_by_id<T: DeserializeOwned>(
 }
 
 fn plan(args: NmpPlanArgs) -> CliResult {
-    let nodes: BTreeMap<String, exchange::Node> = objects_by_id(&args.nodes, "nodes", "node")?;
+    let nodes: BTreeMap<String, exchange::Node> = objects_by_id(&args.nodes, "nodes", Doc::Node)?;
     let policies_of: BTreeMap<String, NodePolicy> = match &args.node_policies {
-        Some(path) => objects_by_id(path, "nodePolicy", "node policy")?,
+        Some(path) => objects_by_id(path, "nodePolicy", Doc::NodePolicy)?,
         None => BTreeMap::new(),
     };
     if let Some(id) = policies_of.keys().find(|id| !nodes.contains_key(*id)) {
@@ -328,15 +335,14 @@ fn plan(args: NmpPlanArgs) -> CliResult {
 }
 
 fn status(args: NmpStatusArgs) -> CliResult {
-    let (node_id, node) =
-        exchange::node(&read(&args.node)?).with_context(|| format!("{}", args.node.display()))?;
+    let (node_id, node) = super::edge_deploycheck::node(&args.node)?;
     let org = node_id
         .as_deref()
         .and_then(|id| id.split_once('/'))
         .map_or("", |(org, _)| org)
         .to_owned();
     let node_policy = match &args.node_policy {
-        Some(path) => Some(document::<NodePolicy>(path, "node policy", "nodePolicy")?.1),
+        Some(path) => Some(document::<NodePolicy>(path, Doc::NodePolicy, "nodePolicy")?.1),
         None => None,
     };
     let versions: AgentFileVersions = strict(

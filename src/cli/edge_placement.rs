@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::CliResult;
 use super::edge::EdgeFormat;
+use crate::components::deployment_targets::dns1123;
 use crate::components::edge::agent_install::Scope;
 use crate::components::edge::placement::{self, NamespaceQuestion, NodeType};
 
@@ -51,8 +52,27 @@ impl From<NodeTypeArg> for NodeType {
     }
 }
 
-/// Exit 0 with the answer, compatible or not; 1 for a --pattern that is not ORG/NAME.
+/// Exit 0 with the answer, compatible or not; 1 for a --pattern that is not ORG/NAME or a
+/// namespace that is not a namespace name.
 pub fn namespace(args: NamespaceArgs) -> CliResult {
+    for (flag, ns) in [
+        ("--node-namespace", &args.node_namespace),
+        ("--deployer-namespace", &args.deployer_namespace),
+        ("--service-namespace", &args.service_namespace),
+    ] {
+        // Empty means none; anything else lands in a cluster as a Namespace's name.
+        let problems = match ns.is_empty() {
+            true => Vec::new(),
+            false => dns1123::label_errors(ns),
+        };
+        if !problems.is_empty() {
+            return Err(anyhow!(
+                "{flag} {ns:?} is not a namespace name: {}",
+                problems.join("; ")
+            )
+            .into());
+        }
+    }
     if let Some(pattern) = &args.pattern
         && !is_pattern_id(pattern)
     {

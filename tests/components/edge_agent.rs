@@ -163,7 +163,7 @@ pub async fn agent_scopes_on_a_real_cluster(ctx: &Ctx<'_>) -> anyhow::Result<()>
     );
     ensure!(
         stderr.contains(
-            "a cluster-scoped agent is already installed in namespace edge-cluster: a cluster has at most one cluster-scoped agent, so another one cannot go into namespace edge-other"
+            "A cluster scoped agent detected in edge-cluster. A cluster scoped agent cannot be installed to the same cluster that already has a cluster scoped agent (so not into namespace edge-other"
         ),
         "{stderr}"
     );
@@ -173,7 +173,7 @@ pub async fn agent_scopes_on_a_real_cluster(ctx: &Ctx<'_>) -> anyhow::Result<()>
     ensure!(stdout.contains("3 agent(s) on the cluster"), "{stdout}");
     let (code, _, stderr) = cvo_check(ctx, &["--namespace", "edge-team-a"])?;
     ensure!(
-        code == 1 && stderr.contains("a reinstall must keep its scope"),
+        code == 1 && stderr.contains("Current agent scope cannot be updated, please run agent-uninstall.sh and re-run agent-install.sh (the agent in namespace edge-team-a is namespace-scoped"),
         "{stderr}"
     );
     let (code, _, stderr) = cvo_check(ctx, &["--namespace", "edge-cluster"])?;

@@ -350,11 +350,13 @@ impl ExistingAgent {
     }
 }
 
-/// Why the install script refuses (`check_cluster_agent_scope`).
+/// Why the install script refuses, in its words (anax main 2f3fa5a `agent-install.sh`:
+/// `check_agent_deployment_exist`, `check_cluster_agent_scope`), then what `cvo` found and the
+/// way out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CoexistenceError {
     #[error(
-        "an agent is already installed in namespace {namespace} and it is {existing}: a reinstall must keep its scope ({wanted} requested); uninstall it first, or {fix}"
+        "Current agent scope cannot be updated, please run agent-uninstall.sh and re-run agent-install.sh (the agent in namespace {namespace} is {existing}, {wanted} was requested: uninstall it first, or {fix})"
     )]
     ScopeChange {
         namespace: String,
@@ -363,7 +365,7 @@ pub enum CoexistenceError {
         fix: &'static str,
     },
     #[error(
-        "a cluster-scoped agent is already installed in namespace {existing}: a cluster has at most one cluster-scoped agent, so another one cannot go into namespace {namespace}; install this one with --namespace-scoped"
+        "A cluster scoped agent detected in {existing}. A cluster scoped agent cannot be installed to the same cluster that already has a cluster scoped agent (so not into namespace {namespace}: install this one with --namespace-scoped)"
     )]
     SecondClusterScoped { existing: String, namespace: String },
 }
@@ -667,13 +669,13 @@ mod tests {
             check_coexistence(&[cluster_a], "x", Cluster)
                 .unwrap_err()
                 .to_string(),
-            "a cluster-scoped agent is already installed in namespace a: a cluster has at most one cluster-scoped agent, so another one cannot go into namespace x; install this one with --namespace-scoped"
+            "A cluster scoped agent detected in a. A cluster scoped agent cannot be installed to the same cluster that already has a cluster scoped agent (so not into namespace x: install this one with --namespace-scoped)"
         );
         assert_eq!(
             check_coexistence(&[scoped_b], "b", Cluster)
                 .unwrap_err()
                 .to_string(),
-            "an agent is already installed in namespace b and it is namespace-scoped: a reinstall must keep its scope (cluster-scoped requested); uninstall it first, or keep --namespace-scoped"
+            "Current agent scope cannot be updated, please run agent-uninstall.sh and re-run agent-install.sh (the agent in namespace b is namespace-scoped, cluster-scoped was requested: uninstall it first, or keep --namespace-scoped)"
         );
     }
 

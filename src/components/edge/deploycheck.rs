@@ -1,7 +1,8 @@
-//! `hzn deploycheck` for one node: per service, the checks in the order anax runs them (arch,
-//! service type against node type, namespace, policy), the first failure deciding; deploycheck's
-//! `clusterNamespace` versus `openhorizon.kubernetesNamespace` check for namespace-scoped nodes;
-//! and the publish-time warnings of the policy or pattern and services given. Pure.
+//! `hzn deploycheck` for one node: per service, the checks in the order anax runs them (for a
+//! deployment policy on a namespace-scoped cluster node, its `clusterNamespace` against its
+//! `openhorizon.kubernetesNamespace` constraints first; then arch, service type against node
+//! type, namespace, policy), the first failure deciding; and the publish-time warnings of the
+//! policy or pattern and services given. Pure.
 
 use serde::Serialize;
 
@@ -28,7 +29,6 @@ pub struct ServiceVerdict {
     #[serde(rename = "failedCheck")]
     pub failed_check: String,
     pub reason: String,
-    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,10 +111,10 @@ fn publish_warnings(deployer: &Deployer, services: &[Service]) -> Vec<String> {
         }
     }
     for service in services {
-        warnings.extend(placement::service_publish_warning(
-            &service.id(),
-            &service.cluster_namespace(),
-        ));
+        // A namespace that cannot be read fails the service's namespace check.
+        if let Ok(ns) = service.cluster_namespace() {
+            warnings.extend(placement::service_publish_warning(&service.id(), &ns));
+        }
     }
     warnings
 }
@@ -141,16 +141,26 @@ fn check_service(
     deployer: &Deployer,
     service: &Service,
 ) -> ServiceVerdict {
-    let fail = |check: &str, reason: String, warnings: Vec<String>| ServiceVerdict {
+    let fail = |check: &str, reason: String| ServiceVerdict {
         service: service.id(),
         compatible: false,
         namespace: String::new(),
         failed_check: check.to_owned(),
         reason,
-        warnings,
     };
     let kind = node_type(node);
     let scope = Scope::from_scoped(node.is_namespace_scoped);
+    let deployer_ns = deployer_namespace(deployer);
+    // 0. a deployment policy's clusterNamespace against its namespace constraints, on a
+    // namespace-scoped cluster node (anax's policy check, before any service: incompatible).
+    if let Deployer::Policy(policy) = deployer
+        && kind == NodeType::Cluster
+        && scope == Scope::Namespace
+        && let Some(conflict) =
+            placement::cluster_namespace_conflict(&policy.constraints, &deployer_ns)
+    {
+        return fail("namespace", format!("Policy Incompatible: {conflict}"));
+    }
     // 1. arch
     if !node.arch.is_empty()
         && !service.arch.is_empty()
@@ -161,30 +171,35 @@ fn check_service(
             "Service with 'arch' {} cannot be deployed to the node with 'arch' {}.",
             service.arch, node.arch
         );
-        return fail("arch", reason, vec![]);
+        return fail("arch", reason);
     }
     // 2. service type against node type
     match kind {
         NodeType::Device if !service.has_device_deployment() => {
             let reason =
                 "Service does not have deployment configuration for node type 'device'.".into();
-            return fail("type", reason, vec![]);
+            return fail("type", reason);
         }
         NodeType::Cluster if !service.has_cluster_deployment() => {
             let reason =
                 "Service does not have cluster deployment configuration for node type 'cluster'."
                     .into();
-            return fail("type", reason, vec![]);
+            return fail("type", reason);
         }
         _ => {}
     }
     // 3. namespace
-    let deployer_ns = deployer_namespace(deployer);
     let pattern_id = match deployer {
         Deployer::Pattern(_, id) => Some(id.as_str()),
         Deployer::Policy(_) => None,
     };
-    let service_ns = service.cluster_namespace();
+    let service_ns = match service.cluster_namespace() {
+        Ok(ns) => ns,
+        Err(e) => {
+            let reason = format!("Failed to get cluster deployment from the service. {e}");
+            return fail("namespace", reason);
+        }
+    };
     let answer = placement::target_namespace(&NamespaceQuestion {
         node_type: kind,
         node_namespace: &node.cluster_namespace,
@@ -193,22 +208,26 @@ fn check_service(
         pattern: pattern_id,
         service_namespace: &service_ns,
     });
-    let prefix = match deployer {
-        Deployer::Policy(_) => "Policy Incompatible: ",
-        Deployer::Pattern(..) => "",
-    };
     if !answer.compatible {
-        return fail("namespace", format!("{prefix}{}", answer.reason), vec![]);
+        // anax's wording per caller: the policy check's prefix; the pattern check's, which
+        // names the pattern's namespace for a cluster-scoped node.
+        let reason = match deployer {
+            Deployer::Policy(_) => format!("Policy Incompatible: {}", answer.reason),
+            Deployer::Pattern(..) if scope == Scope::Cluster => format!(
+                "Cluster namespace {deployer_ns} in this pattern is incompatible: {}",
+                answer.reason
+            ),
+            Deployer::Pattern(..) => {
+                format!(
+                    "Cluster namespace is incompatible, reason: {}",
+                    answer.reason
+                )
+            }
+        };
+        return fail("namespace", reason);
     }
     // 4. policy (deployment policies only: a pattern node does not match by policy)
-    let mut warnings = Vec::new();
     if let Deployer::Policy(policy) = deployer {
-        if kind == NodeType::Cluster && scope == Scope::Namespace {
-            warnings.extend(placement::cluster_namespace_conflict(
-                &policy.constraints,
-                &deployer_ns,
-            ));
-        }
         let node_side = node_policy.section(&node_policy.deployment);
         let node_ns = match node.cluster_namespace.as_str() {
             "" => super::agent_install::DEFAULT_AGENT_NAMESPACE,
@@ -226,7 +245,7 @@ fn check_service(
             constraints: policy.constraints.clone(),
         };
         if let Err(e) = eval::are_compatible(&producer, &consumer) {
-            return fail("policy", format!("Policy Incompatible: {e}"), warnings);
+            return fail("policy", format!("Policy Incompatible: {e}"));
         }
     }
     ServiceVerdict {
@@ -235,7 +254,6 @@ fn check_service(
         namespace: answer.namespace,
         failed_check: String::new(),
         reason: String::new(),
-        warnings,
     }
 }
 
@@ -265,7 +283,8 @@ mod tests {
                 false => json!(""),
             },
             cluster_deployment: match cluster_ns {
-                Some("") => json!({"operatorYamlArchive": "x"}),
+                // Publishing writes metadata.namespace, empty when the operator names none.
+                Some("") => json!({"operatorYamlArchive": "x", "metadata": {"namespace": ""}}),
                 Some(ns) => json!({"operatorYamlArchive": "x", "metadata": {"namespace": ns}}),
                 None => json!(null),
             },
@@ -359,28 +378,130 @@ mod tests {
         assert_eq!(v.namespace, "team");
     }
 
+    /// anax's policy check: on a namespace-scoped cluster node, a deployment policy whose
+    /// clusterNamespace its own namespace constraints exclude is incompatible before any other
+    /// check; the structure of the constraints is kept (an OR of namespaces is no conflict).
     #[test]
-    fn the_cluster_namespace_constraint_warning() {
-        let cluster = node("amd64", "cluster", "abc", true);
+    fn the_cluster_namespace_constraint_conflict() {
+        let conflict = |constraints: &str| {
+            format!(
+                "Policy Incompatible: kubernetesNamespace defined in the constraint &[{constraints}] is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments"
+            )
+        };
+        let scoped = node("amd64", "cluster", "abc", true);
+        let cases: Vec<(&str, &[&str], &str, String)> = vec![
+            // A real conflict: incompatible, even before the arch check.
+            (
+                "arm64",
+                &["openhorizon.kubernetesNamespace == xyz"],
+                "namespace",
+                conflict("openhorizon.kubernetesNamespace == xyz"),
+            ),
+            (
+                "amd64",
+                &[
+                    "openhorizon.kubernetesNamespace == x || openhorizon.kubernetesNamespace == y",
+                    "purpose == test",
+                ],
+                "namespace",
+                conflict(
+                    "openhorizon.kubernetesNamespace == x || openhorizon.kubernetesNamespace == y",
+                ),
+            ),
+            // One namespace of an OR matches: no conflict (the policy check then decides).
+            (
+                "amd64",
+                &["openhorizon.kubernetesNamespace == x || openhorizon.kubernetesNamespace == abc"],
+                "",
+                String::new(),
+            ),
+            (
+                "amd64",
+                &["openhorizon.kubernetesNamespace in \"x,abc\""],
+                "",
+                String::new(),
+            ),
+            // A branch on another property may hold: no conflict, the policy check fails.
+            (
+                "amd64",
+                &["purpose == x || openhorizon.kubernetesNamespace == def"],
+                "policy",
+                String::new(),
+            ),
+        ];
+        for (arch, constraints, check, reason) in cases {
+            let v = one(
+                &scoped,
+                &policy("abc", constraints),
+                service(arch, false, Some("")),
+            );
+            assert_eq!(v.failed_check, check, "{constraints:?}: {v:?}");
+            if !reason.is_empty() {
+                assert_eq!(v.reason, reason, "{constraints:?}");
+            }
+        }
+        // A cluster-scoped node is not checked so.
         let v = one(
-            &cluster,
+            &node("amd64", "cluster", "abc", false),
             &policy("abc", &["openhorizon.kubernetesNamespace == xyz"]),
             service("amd64", false, Some("")),
         );
         assert_eq!(v.failed_check, "policy");
-        assert_eq!(
-            v.warnings,
-            [
-                "Policy Incompatible: kubernetesNamespace defined in the constraint openhorizon.kubernetesNamespace == xyz is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments"
-            ]
-        );
+        // Publishing warns with the same words, without the prefix; and about the operator's
+        // namespace.
         let r = deploycheck(
-            &cluster,
+            &scoped,
             &NodePolicy::default(),
             &policy("abc", &["openhorizon.kubernetesNamespace == xyz"]),
             &[service("amd64", false, Some("emb"))],
         );
-        assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+        assert_eq!(
+            r.warnings,
+            [
+                conflict("openhorizon.kubernetesNamespace == xyz")
+                    .trim_start_matches("Policy Incompatible: ")
+                    .to_owned(),
+                "service org/svc_1.0.0_amd64: Namespace is detected in operator file. Service namespace should be set in deployment policy or pattern".into(),
+            ]
+        );
+    }
+
+    /// The service's namespace read from its operator archive when the deployment has no
+    /// metadata: a namespace-scoped node in another namespace refuses it; an archive that
+    /// cannot be read fails the namespace check with anax's words.
+    #[test]
+    fn the_namespace_inside_the_operator_archive() {
+        let archive = crate::components::edge::operator_archive::tests::archive(&[(
+            "operator/namespace.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: xyz\n",
+        )]);
+        let mut svc = service("amd64", false, Some(""));
+        svc.cluster_deployment = json!({"operatorYamlArchive": archive});
+        let scoped = node("amd64", "cluster", "abc", true);
+        let r = deploycheck(
+            &scoped,
+            &NodePolicy::default(),
+            &policy("", &[]),
+            &[svc.clone()],
+        );
+        assert_eq!(
+            r.services[0].reason,
+            "Policy Incompatible: The namespace 'xyz' specified in the service does not match the namespace of the agent: 'abc'. Please overwrite it in the deployment policy or pattern."
+        );
+        assert_eq!(
+            r.warnings,
+            [
+                "service org/svc_1.0.0_amd64: Namespace is detected in operator file. Service namespace should be set in deployment policy or pattern"
+            ]
+        );
+        svc.cluster_deployment = json!({"operatorYamlArchive": "@@"});
+        let v = one(&scoped, &policy("", &[]), svc);
+        assert_eq!(v.failed_check, "namespace");
+        assert!(
+            v.reason.starts_with("Failed to get cluster deployment from the service. Failed to get the namespace from the Kube operator. "),
+            "{}",
+            v.reason
+        );
     }
 
     #[test]
@@ -431,6 +552,19 @@ mod tests {
         };
         let v = one(&scoped, &pattern(""), service("amd64", false, Some("")));
         assert_eq!(v.failed_check, "namespace");
+        assert_eq!(
+            v.reason,
+            "Cluster namespace is incompatible, reason: The namespace '' specified in the pattern 'org/p' is empty or does not match the namespace of the namespace scoped agent: 'team'. Namespace scoped agent is only compatible with pattern that has the same namespace with agent."
+        );
+        let v = one(
+            &node("amd64", "cluster", "", false),
+            &pattern("team"),
+            service("amd64", false, Some("")),
+        );
+        assert_eq!(
+            v.reason,
+            "Cluster namespace team in this pattern is incompatible: The Cluster namespace specified in the pattern 'org/p' is team, only pattern with empty cluster namespace can be registered for cluster scoped agent"
+        );
         assert!(one(&scoped, &pattern("team"), service("amd64", false, Some(""))).compatible);
         let seed = Deployer::Pattern(
             Pattern {

@@ -1,7 +1,8 @@
 //! Exchange documents in the exchange's own JSON, so that real exports (`hzn exchange ... list`,
 //! the REST API) can be fed as they are: a node, a node policy, a deployment policy, a pattern,
 //! a service. Each may be the bare object or the exchange's GET answer that wraps one object by
-//! id (`{"nodes": {"org/id": {...}}}`). Unknown fields are ignored, as the exchange's clients do.
+//! id (`{"nodes": {"org/id": {...}}}`). anax ignores unknown fields; here a near miss of a known
+//! one (`clusterNamespce`) is an error and any other unknown field a warning ([`fields`]).
 //! Pure: parsing text, no files.
 
 use std::collections::BTreeMap;
@@ -10,6 +11,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::fields::{self, Doc};
+use super::operator_archive::{self, ArchiveError};
 use super::properties::Property;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,6 +29,37 @@ pub enum ExchangeError {
     },
     #[error("nodeType {0:?} is not one of device, cluster")]
     NodeType(String),
+    /// Fields that are near misses of known ones, one message each.
+    #[error("{}", .0.join("; "))]
+    Fields(Vec<String>),
+}
+
+/// A document read: its id when the exchange's answer wrapped it, the object, and the warnings
+/// about fields anax does not know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read<T> {
+    pub id: Option<String>,
+    pub value: T,
+    pub warnings: Vec<String>,
+}
+
+/// `value` read as `doc`: a near-miss field is an error, other unknown fields are warnings.
+pub fn checked<T: DeserializeOwned>(
+    value: Value,
+    doc: Doc,
+) -> Result<(T, Vec<String>), ExchangeError> {
+    let (typos, others): (Vec<_>, Vec<_>) =
+        (fields::unknown_fields(&value, doc).into_iter()).partition(fields::UnknownField::is_typo);
+    if !typos.is_empty() {
+        return Err(ExchangeError::Fields(
+            typos.iter().map(ToString::to_string).collect(),
+        ));
+    }
+    let parsed = serde_json::from_value(value).map_err(|e| ExchangeError::Shape {
+        what: doc.what(),
+        cause: e.to_string(),
+    })?;
+    Ok((parsed, others.iter().map(ToString::to_string).collect()))
 }
 
 /// A node (`/orgs/{org}/nodes/{id}`), the fields placement needs.
@@ -164,17 +198,10 @@ impl Service {
         !is_empty_deployment(&self.cluster_deployment)
     }
 
-    /// The namespace of the operator (`clusterDeployment.metadata.namespace`), or empty.
-    pub fn cluster_namespace(&self) -> String {
-        let object = match &self.cluster_deployment {
-            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
-            other => other.clone(),
-        };
-        (object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str))
-        .unwrap_or_default()
-        .to_owned()
+    /// The namespace of the operator (`clusterDeployment.metadata.namespace`, else the one its
+    /// operator archive declares), or empty.
+    pub fn cluster_namespace(&self) -> Result<String, ArchiveError> {
+        operator_archive::cluster_deployment_namespace(&self.cluster_deployment)
     }
 }
 
@@ -187,38 +214,42 @@ fn is_empty_deployment(value: &Value) -> bool {
     }
 }
 
-/// One document: the bare object, or the single object of the exchange's `{KEY: {id: obj}}`
-/// answer (then with its id).
+/// One document read as `doc`: the bare object, or the single object of the exchange's
+/// `{KEY: {id: obj}}` answer (then with its id).
 pub fn one<T: DeserializeOwned>(
     text: &str,
-    what: &'static str,
+    doc: Doc,
     key: &'static str,
-) -> Result<(Option<String>, T), ExchangeError> {
+) -> Result<Read<T>, ExchangeError> {
     let value: Value =
         serde_json::from_str(text).map_err(|e| ExchangeError::Json(e.to_string()))?;
-    let shape = |e: serde_json::Error| ExchangeError::Shape {
-        what,
-        cause: e.to_string(),
-    };
-    if let Some(Value::Object(wrapped)) = value.get(key) {
-        let map: BTreeMap<String, Value> = wrapped.clone().into_iter().collect();
-        if map.len() != 1 {
-            return Err(ExchangeError::Several {
-                what,
-                key,
-                count: map.len(),
-            });
+    let (id, object) = match value.get(key) {
+        Some(Value::Object(wrapped)) => {
+            let map: BTreeMap<String, Value> = wrapped.clone().into_iter().collect();
+            if map.len() != 1 {
+                return Err(ExchangeError::Several {
+                    what: doc.what(),
+                    key,
+                    count: map.len(),
+                });
+            }
+            let (id, object) = map.into_iter().next().unwrap_or_default();
+            (Some(id), object)
         }
-        let (id, object) = map.into_iter().next().unwrap_or_default();
-        return Ok((Some(id), serde_json::from_value(object).map_err(shape)?));
-    }
-    Ok((None, serde_json::from_value(value).map_err(shape)?))
+        _ => (None, value),
+    };
+    let (value, warnings) = checked(object, doc)?;
+    Ok(Read {
+        id,
+        value,
+        warnings,
+    })
 }
 
-pub fn node(text: &str) -> Result<(Option<String>, Node), ExchangeError> {
-    let (id, node) = one::<Node>(text, "node", "nodes")?;
-    match node.node_type.as_str() {
-        "" | "device" | "cluster" => Ok((id, node)),
+pub fn node(text: &str) -> Result<Read<Node>, ExchangeError> {
+    let read = one::<Node>(text, Doc::Node, "nodes")?;
+    match read.value.node_type.as_str() {
+        "" | "device" | "cluster" => Ok(read),
         other => Err(ExchangeError::NodeType(other.to_owned())),
     }
 }
@@ -231,14 +262,25 @@ mod tests {
     fn wrapped_and_bare_documents() {
         let wrapped = r#"{"nodes": {"org/n1": {"arch": "amd64", "nodeType": "cluster",
             "clusterNamespace": "team", "isNamespaceScoped": true, "publicKey": "x"}}, "lastIndex": 0}"#;
-        let (id, n) = node(wrapped).unwrap();
+        let Read { id, value: n, .. } = node(wrapped).unwrap();
         assert_eq!(id.as_deref(), Some("org/n1"));
         assert_eq!(
             (n.node_type.as_str(), n.is_namespace_scoped),
             ("cluster", true)
         );
-        let (id, n) = node(r#"{"arch": "arm64"}"#).unwrap();
+        let Read { id, value: n, .. } = node(r#"{"arch": "arm64"}"#).unwrap();
         assert_eq!((id, n.node_type.as_str()), (None, ""));
+        let read = node(r#"{"arch": "arm64", "colour": "red"}"#).unwrap();
+        assert_eq!(
+            read.warnings,
+            ["colour: \"colour\" is not a node field anax knows; ignored"]
+        );
+        assert_eq!(
+            node(r#"{"nodes": {"org/n": {"clusterNamespce": "x"}}}"#)
+                .unwrap_err()
+                .to_string(),
+            "clusterNamespce: unknown node field \"clusterNamespce\" (did you mean clusterNamespace?); valid values: token, name, owner, nodeType, clusterNamespace, isNamespaceScoped, pattern, registeredServices, msgEndPoint, softwareVersions, lastHeartbeat, publicKey, arch, userInput, heartbeatIntervals, ha_group, lastUpdated"
+        );
         assert_eq!(
             node(r#"{"nodes": {"a": {}, "b": {}}}"#)
                 .unwrap_err()
@@ -257,7 +299,7 @@ mod tests {
             r#"{"url": "s", "clusterDeployment": "{\"operatorYamlArchive\": \"x\", \"metadata\": {\"namespace\": \"xyz\"}}"}"#,
         )
         .unwrap();
-        assert_eq!(svc.cluster_namespace(), "xyz");
+        assert_eq!(svc.cluster_namespace().unwrap(), "xyz");
         assert!(svc.has_cluster_deployment());
         assert!(!svc.has_device_deployment());
         let svc: Service =

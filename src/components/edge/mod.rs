@@ -8,7 +8,8 @@
 //! - [`properties`]: exchange properties `{name, value, type}` and their validation.
 //! - [`placement`]: where a service lands: the built-in namespace properties, the target
 //!   namespace, the agent-side install rule.
-//! - [`exchange`]: exchange documents in the exchange's JSON.
+//! - [`exchange`]: exchange documents in the exchange's JSON; [`fields`]: their field names,
+//!   for the near-miss checks; [`operator_archive`]: the namespace a service's operator declares.
 //! - [`deploy`]: what an agent applies to install an operator YAML (the final namespace, the
 //!   refusal, the Namespace and NetworkPolicy, normalised subjects).
 //! - [`deploycheck`]: deploycheck's per-service checks and warnings.
@@ -28,10 +29,12 @@ pub mod constraints;
 pub mod deploy;
 pub mod deploycheck;
 pub mod exchange;
+pub mod fields;
 pub mod nmp;
 pub mod nmp_plan;
 pub mod nmp_status;
 pub mod nmp_worker;
+pub mod operator_archive;
 pub mod package;
 pub mod package_file;
 pub mod placement;

@@ -118,17 +118,14 @@ pub fn target_namespace(q: &NamespaceQuestion<'_>) -> NamespaceAnswer {
 }
 
 /// A pattern on a namespace-scoped node must name that node's namespace; on a cluster-scoped
-/// node it must name none. (anax `ValidatePatternClusterNamespace`; the wording is cvo's.)
+/// node it must name none (anax `ValidatePatternClusterNamespace`, with its messages).
 fn pattern_refusal(pattern: &str, pattern_ns: &str, node_ns: &str, scoped: bool) -> Option<String> {
-    match (scoped, pattern_ns) {
-        (true, "") => Some(format!(
-            "The pattern {pattern} has no clusterNamespace: a namespace-scoped node in namespace '{node_ns}' only runs a pattern whose clusterNamespace is '{node_ns}'"
+    match scoped {
+        true if pattern_ns != node_ns => Some(format!(
+            "The namespace '{pattern_ns}' specified in the pattern '{pattern}' is empty or does not match the namespace of the namespace scoped agent: '{node_ns}'. Namespace scoped agent is only compatible with pattern that has the same namespace with agent."
         )),
-        (true, ns) if ns != node_ns => Some(format!(
-            "The clusterNamespace '{ns}' of the pattern {pattern} does not match the namespace of the namespace-scoped agent: '{node_ns}'"
-        )),
-        (false, ns) if !ns.is_empty() => Some(format!(
-            "The pattern {pattern} has clusterNamespace '{ns}': a cluster-scoped node only runs patterns without a clusterNamespace"
+        false if !pattern_ns.is_empty() => Some(format!(
+            "The Cluster namespace specified in the pattern '{pattern}' is {pattern_ns}, only pattern with empty cluster namespace can be registered for cluster scoped agent"
         )),
         _ => None,
     }
@@ -232,10 +229,15 @@ pub fn network_policy(agreement: &str, agent_ns: &str, service_ns: &str) -> Valu
     })
 }
 
-/// deploycheck's check for a namespace-scoped node (anax
-/// `businesspolicy.ValidateClusterNSWithConstraint`): the sub-expressions of the constraints
-/// that test `openhorizon.kubernetesNamespace`, against that property set to the policy's
-/// `clusterNamespace`. `None` when they hold (or there are none, or no clusterNamespace).
+/// The check of a deployment policy's `clusterNamespace` against its constraints (anax
+/// `businesspolicy.ValidateClusterNSWithConstraint`): the constraints that mention
+/// `openhorizon.kubernetesNamespace`, kept with their structure (AND, OR, parentheses) but
+/// with every term on another property dropped, must hold for that property set to the
+/// `clusterNamespace`; so `a == x || a == y` conflicts only when the namespace is neither, and
+/// an OR with a branch on other properties never does. `Some(anax's message)` on a conflict
+/// (it prints the constraints it kept as Go prints the pointer to them, `&[A B]`); `None` when
+/// they hold, or there is no clusterNamespace. deploycheck makes a conflict on a
+/// namespace-scoped cluster node incompatible, publishing warns.
 pub fn cluster_namespace_conflict(
     constraints: &[String],
     cluster_namespace: &str,
@@ -243,59 +245,52 @@ pub fn cluster_namespace_conflict(
     if cluster_namespace.is_empty() {
         return None;
     }
-    let property = [Property::typed(
-        NAMESPACE_PROPERTY,
-        json!(cluster_namespace),
-        STRING_TYPE,
-    )];
-    for constraint in constraints {
-        let Ok(tree) = constraints::parse(constraint) else {
-            continue;
-        };
-        let terms = namespace_terms(&tree);
-        if terms.is_empty() {
-            continue;
-        }
-        // A namespace that is a lone quote decides nothing (anax panics there): not a conflict.
-        let holds = (terms.iter()).all(|t| eval::term_holds(t, &property).unwrap_or(true));
-        if !holds {
-            return Some(format!(
-                "Policy Incompatible: kubernetesNamespace defined in the constraint {constraint} is different from the clusterNamespace '{cluster_namespace}' specified in the deployment policy, the policy might result in no service deployments"
-            ));
-        }
-    }
-    None
+    // Untyped, as anax's Property_Factory makes it.
+    let property = [Property::new(NAMESPACE_PROPERTY, json!(cluster_namespace))];
+    let kept: Vec<&String> = (constraints.iter())
+        .filter(|c| c.contains(NAMESPACE_PROPERTY))
+        .collect();
+    // A constraint that does not parse decides nothing here (validation reports it).
+    let holds = (kept.iter())
+        .filter_map(|c| constraints::parse(c).ok())
+        .all(|tree| holds_on_the_namespace(&tree, &property));
+    (!holds).then(|| {
+        let shown: Vec<&str> = kept.iter().map(|c| c.as_str()).collect();
+        format!(
+            "kubernetesNamespace defined in the constraint &[{}] is different from the clusterNamespace '{cluster_namespace}' specified in the deployment policy, the policy might result in no service deployments",
+            shown.join(" ")
+        )
+    })
 }
 
-/// The terms of a constraint that test the namespace property, wherever they sit.
-fn namespace_terms(tree: &constraints::Disjunction) -> Vec<&constraints::Term> {
-    let mut out = Vec::new();
-    for group in &tree.0 {
-        for node in group {
-            match node {
-                Node::Term(term) if term.name == NAMESPACE_PROPERTY => out.push(term),
-                Node::Term(_) => {}
-                Node::Group(inner) => out.extend(namespace_terms(inner)),
-            }
-        }
-    }
-    out
+/// The constraint with only its namespace terms (others hold), as anax's
+/// `getConstraintExpressionWithName` prunes it: an AND group holds when each of its namespace
+/// terms and groups holds (an empty one holds), an OR when one of its groups does.
+fn holds_on_the_namespace(tree: &constraints::Disjunction, property: &[Property]) -> bool {
+    tree.0.is_empty()
+        || tree.0.iter().any(|group| {
+            group.iter().all(|node| match node {
+                // A namespace that is a lone quote decides nothing (anax panics there).
+                Node::Term(term) if term.name == NAMESPACE_PROPERTY => {
+                    eval::term_holds(term, property).unwrap_or(true)
+                }
+                Node::Term(_) => true,
+                Node::Group(inner) => holds_on_the_namespace(inner, property),
+            })
+        })
 }
 
-/// Warnings at publish time: a deployment policy with a `clusterNamespace` and a constraint on
-/// `openhorizon.kubernetesNamespace`; a service whose operator YAML embeds a namespace.
+/// The warning `hzn exchange deployment addpolicy` prints (anax `ValidateClusterNS`): the
+/// conflict above.
 pub fn policy_publish_warning(constraints: &[String], cluster_namespace: &str) -> Option<String> {
-    let tests_namespace = constraints
-        .iter()
-        .any(|c| constraints::parse(c).is_ok_and(|tree| !namespace_terms(&tree).is_empty()));
-    (tests_namespace && !cluster_namespace.is_empty()).then(|| format!(
-        "the deployment policy specifies clusterNamespace '{cluster_namespace}' and its constraints test {NAMESPACE_PROPERTY}: it may result in no service deployment. Run `cvo edge deploycheck` to check it against a node."
-    ))
+    cluster_namespace_conflict(constraints, cluster_namespace)
 }
 
+/// The warning `hzn exchange service publish` prints when the operator declares a namespace
+/// (anax `kube_deployment` `Sign`), with the service it is about.
 pub fn service_publish_warning(service: &str, service_namespace: &str) -> Option<String> {
     (!service_namespace.is_empty()).then(|| format!(
-        "the operator of service {service} embeds namespace '{service_namespace}': the namespace is a deployment concern, set clusterNamespace in the deployment policy or pattern instead; the service might not be deployable to namespace-scoped nodes in other namespaces. Run `cvo edge deploycheck` before deploying it."
+        "service {service}: Namespace is detected in operator file. Service namespace should be set in deployment policy or pattern"
     ))
 }
 

@@ -94,15 +94,15 @@ fn target_namespace_table() {
     for (question, reason) in [
         (
             q("team", Namespace, "", Some("org/p"), ""),
-            "The pattern org/p has no clusterNamespace: a namespace-scoped node in namespace 'team' only runs a pattern whose clusterNamespace is 'team'",
+            "The namespace '' specified in the pattern 'org/p' is empty or does not match the namespace of the namespace scoped agent: 'team'. Namespace scoped agent is only compatible with pattern that has the same namespace with agent.",
         ),
         (
             q("team", Namespace, "abc", Some("org/p"), ""),
-            "The clusterNamespace 'abc' of the pattern org/p does not match the namespace of the namespace-scoped agent: 'team'",
+            "The namespace 'abc' specified in the pattern 'org/p' is empty or does not match the namespace of the namespace scoped agent: 'team'. Namespace scoped agent is only compatible with pattern that has the same namespace with agent.",
         ),
         (
             q("team", Cluster, "abc", Some("org/p"), ""),
-            "The pattern org/p has clusterNamespace 'abc': a cluster-scoped node only runs patterns without a clusterNamespace",
+            "The Cluster namespace specified in the pattern 'org/p' is abc, only pattern with empty cluster namespace can be registered for cluster scoped agent",
         ),
     ] {
         let answer = target_namespace(&question);
@@ -189,14 +189,14 @@ fn seed_examples_namespace_scoped_nodes() {
         None
     );
     // 4. clusterNamespace ABC and the constraint: not deployed, and a warning at publish time
-    //    (and deploycheck names the conflict).
+    //    (and deploycheck finds the policy incompatible).
     let p = policy("abc", &xyz);
     assert_eq!(deployment(node, Namespace, &p, ""), None);
     assert!(policy_publish_warning(&p.constraints, "abc").is_some());
     assert_eq!(
         cluster_namespace_conflict(&p.constraints, "abc").as_deref(),
         Some(
-            "Policy Incompatible: kubernetesNamespace defined in the constraint openhorizon.kubernetesNamespace == xyz is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments"
+            "kubernetesNamespace defined in the constraint &[openhorizon.kubernetesNamespace == xyz] is different from the clusterNamespace 'abc' specified in the deployment policy, the policy might result in no service deployments"
         )
     );
 }
@@ -209,37 +209,70 @@ fn builtin_properties_of_a_cluster_node() {
     assert!(!eval::satisfied(&["openhorizon.kubernetesNamespaceScoped == false"], &props).unwrap());
 }
 
+/// anax's `ValidateClusterNSWithConstraint` (answers taken from anax main 2f3fa5a's own code):
+/// the namespace terms keep their place in the constraint; other terms hold.
 #[test]
-fn cluster_namespace_conflict_looks_at_namespace_terms_only() {
-    let c = |s: &str| vec![s.to_string()];
-    assert_eq!(
-        cluster_namespace_conflict(&c("openhorizon.kubernetesNamespace == abc"), "abc"),
-        None
-    );
-    assert_eq!(
-        cluster_namespace_conflict(&c("openhorizon.kubernetesNamespace in \"abc,def\""), "abc"),
-        None
-    );
-    // Other terms are not evaluated: `purpose` is absent from the single property.
-    assert_eq!(
-        cluster_namespace_conflict(
-            &c("purpose == x && openhorizon.kubernetesNamespace == abc"),
-            "abc"
+fn cluster_namespace_conflict_keeps_the_structure() {
+    let ns = "openhorizon.kubernetesNamespace";
+    let cases: Vec<(Vec<String>, &str, Option<&str>)> = vec![
+        (vec![format!("{ns} == abc")], "abc", None),
+        (vec![format!("{ns} in \"abc,def\"")], "abc", None),
+        (vec![format!("{ns} == x || {ns} == abc")], "abc", None),
+        (
+            vec![format!("{ns} == x || {ns} == y")],
+            "abc",
+            Some("openhorizon.kubernetesNamespace == x || openhorizon.kubernetesNamespace == y"),
         ),
-        None
-    );
-    assert!(
-        cluster_namespace_conflict(
-            &c("purpose == x || openhorizon.kubernetesNamespace == def"),
-            "abc"
-        )
-        .is_some()
-    );
-    assert_eq!(
-        cluster_namespace_conflict(&c("openhorizon.kubernetesNamespace == def"), ""),
-        None
-    );
-    assert_eq!(cluster_namespace_conflict(&c("purpose == x"), "abc"), None);
+        // Other terms are dropped: `purpose` is absent, and holds.
+        (vec![format!("purpose == x && {ns} == abc")], "abc", None),
+        // A branch without a namespace term holds.
+        (vec![format!("purpose == x || {ns} == def")], "abc", None),
+        (
+            vec![format!("({ns} == x) || (purpose == 1 && {ns} == abc)")],
+            "abc",
+            None,
+        ),
+        (
+            vec![format!("{ns} != abc")],
+            "abc",
+            Some("openhorizon.kubernetesNamespace != abc"),
+        ),
+        (
+            vec![format!("{ns} == \"x\"")],
+            "abc",
+            Some("openhorizon.kubernetesNamespace == \"x\""),
+        ),
+        // Every constraint that mentions the property is shown, in order; others are not.
+        (
+            vec![
+                format!("purpose == x && {ns} == def"),
+                "a == 1".into(),
+                format!("{ns} in \"abc,d\""),
+            ],
+            "abc",
+            Some(
+                "purpose == x && openhorizon.kubernetesNamespace == def openhorizon.kubernetesNamespace in \"abc,d\"",
+            ),
+        ),
+        // The value is untyped, as anax's: a comma list equals one of its items.
+        (vec![format!("{ns} == b")], "a,b", None),
+        (vec![format!("{ns} == def")], "", None),
+        (vec!["purpose == x".into()], "abc", None),
+    ];
+    for (constraints, cluster_ns, shown) in cases {
+        let want = shown.map(|shown| format!(
+            "kubernetesNamespace defined in the constraint &[{shown}] is different from the clusterNamespace '{cluster_ns}' specified in the deployment policy, the policy might result in no service deployments"
+        ));
+        assert_eq!(
+            cluster_namespace_conflict(&constraints, cluster_ns),
+            want,
+            "{constraints:?} {cluster_ns}"
+        );
+        assert_eq!(
+            policy_publish_warning(&constraints, cluster_ns),
+            cluster_namespace_conflict(&constraints, cluster_ns)
+        );
+    }
 }
 
 #[test]
@@ -295,9 +328,10 @@ fn the_agent_side_install_rule() {
 #[test]
 fn service_publish_warning_only_for_an_embedded_namespace() {
     assert_eq!(service_publish_warning("org/s", ""), None);
-    assert!(
-        service_publish_warning("org/s", "xyz")
-            .unwrap()
-            .contains("embeds namespace 'xyz'")
+    assert_eq!(
+        service_publish_warning("org/s", "xyz").as_deref(),
+        Some(
+            "service org/s: Namespace is detected in operator file. Service namespace should be set in deployment policy or pattern"
+        )
     );
 }
