@@ -131,3 +131,57 @@ pub async fn namespace(admin: &kube::Client, name: &str) -> anyhow::Result<()> {
         Err(e) => Err(e.into()),
     }
 }
+
+/// Server-side applies each document (a Kubernetes object as JSON) as the test's field manager.
+pub async fn apply_all(
+    client: &kube::Client,
+    documents: &[serde_json::Value],
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
+    use kube::discovery::{Scope, pinned_kind};
+    for document in documents {
+        let object: DynamicObject = serde_json::from_value(document.clone())?;
+        let types = object
+            .types
+            .clone()
+            .context("a document without apiVersion/kind")?;
+        let gvk = GroupVersionKind::try_from(&types)?;
+        let (resource, caps) = pinned_kind(client, &gvk).await?;
+        let api: Api<DynamicObject> = match caps.scope {
+            Scope::Cluster => Api::all_with(client.clone(), &resource),
+            Scope::Namespaced => Api::namespaced_with(
+                client.clone(),
+                object.metadata.namespace.as_deref().unwrap_or_default(),
+                &resource,
+            ),
+        };
+        let name = object.metadata.name.clone().unwrap_or_default();
+        api.patch(
+            &name,
+            &PatchParams::apply("cvo-test").force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .with_context(|| format!("apply {} {name}", types.kind))?;
+    }
+    Ok(())
+}
+
+/// The documents of a manifest file of the repository's payload (`payloads/4.18.0/...`).
+pub fn payload_documents(path: &str) -> anyhow::Result<Vec<serde_json::Value>> {
+    use anyhow::Context as _;
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&full).with_context(|| full.display().to_string())?;
+    let mut documents = Vec::new();
+    for chunk in cvo::yaml::split_stream(&text)? {
+        let value = match chunk.json {
+            Some(json) => json,
+            None => cvo::yaml::parse_document(&chunk.reader_text())?.into_value(),
+        };
+        if !value.is_null() {
+            documents.push(value);
+        }
+    }
+    Ok(documents)
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail, ensure};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -26,7 +26,7 @@ use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
 use cvo::host::webhook::WebhookOptions;
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 
-use super::{Ctx, eventually, namespace};
+use super::{Ctx, apply_all, eventually, namespace, payload_documents};
 
 /// The component's CRDs and the ClusterOperator CRD, established.
 pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
@@ -99,7 +99,7 @@ async fn start_controller_with(
         webhook,
     };
     let (tx, rx) = watch::channel(false);
-    let admin = ctx.admin.clone();
+    let client = controller_client(ctx).await?;
     tokio::spawn(async move {
         let options = HostOptions {
             listen: "127.0.0.1:0".parse().expect("an address"),
@@ -107,7 +107,7 @@ async fn start_controller_with(
         };
         let component = Arc::new(DeploymentTargets { settings });
         if let Err(e) = run_component(
-            admin,
+            client,
             component,
             options,
             Arc::new(ControllerMetrics::new()),
@@ -119,6 +119,31 @@ async fn start_controller_with(
         }
     });
     Ok(Running(tx))
+}
+
+/// The payload's manifests that give the controller its identity and its rights: it runs as
+/// its own ServiceAccount with only what the payload's RBAC grants, as on a cluster, so that a
+/// missing rule (or an admission plugin's check, such as OwnerReferencesPermissionEnforcement's)
+/// fails here too.
+const CONTROLLER_IDENTITY: [&str; 3] = [
+    "payloads/4.18.0/release-manifests/0000_50_deployment-targets_00_namespace.yaml",
+    "payloads/4.18.0/release-manifests/0000_50_deployment-targets_02_serviceaccount.yaml",
+    "payloads/4.18.0/release-manifests/0000_50_deployment-targets_03_rbac.yaml",
+];
+
+/// The controller's namespace and ServiceAccount (the payload's).
+const CONTROLLER_NAMESPACE: &str = "cvo-deployment-targets";
+const CONTROLLER_ACCOUNT: &str = "deployment-targets";
+
+/// A client authenticated as the controller's ServiceAccount, its payload RBAC applied.
+async fn controller_client(ctx: &Ctx<'_>) -> anyhow::Result<kube::Client> {
+    for path in CONTROLLER_IDENTITY {
+        apply_all(&ctx.admin, &payload_documents(path)?).await?;
+    }
+    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), CONTROLLER_NAMESPACE);
+    ctx.cluster
+        .service_account_client(&accounts, CONTROLLER_ACCOUNT)
+        .await
 }
 
 fn pem(certs: &[Vec<u8>]) -> String {
@@ -550,7 +575,6 @@ pub async fn environment_webhook_refuses_and_admits(ctx: &Ctx<'_>) -> anyhow::Re
             "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]}]}))?;
     webhooks.create(&PostParams::default(), &vwc).await?;
     namespace(admin, "team-w").await?;
-    namespace(admin, "cvo-deployment-targets").await?;
     let options = WebhookOptions {
         listen: format!("127.0.0.1:{port}").parse()?,
         namespace: "cvo-deployment-targets".into(),

@@ -12,47 +12,14 @@ use k8s_openapi::api::authorization::v1::{
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicyPeer};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use kube::api::{
-    Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
-use kube::discovery::{Scope as ApiScope, pinned_kind};
+use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::Value;
 
 use cvo::components::edge::agent_install::{
     InstallSettings, Rbac, SERVICE_ACCOUNT, Scope, cluster_role_binding_name, render,
 };
 
-use super::Ctx;
-
-/// Server-side applies each rendered document as the test's field manager.
-async fn apply_all(client: &kube::Client, documents: &[Value]) -> anyhow::Result<()> {
-    for document in documents {
-        let object: DynamicObject = serde_json::from_value(document.clone())?;
-        let types = object
-            .types
-            .clone()
-            .context("a document without apiVersion/kind")?;
-        let gvk = GroupVersionKind::try_from(&types)?;
-        let (resource, caps) = pinned_kind(client, &gvk).await?;
-        let api: Api<DynamicObject> = match caps.scope {
-            ApiScope::Cluster => Api::all_with(client.clone(), &resource),
-            ApiScope::Namespaced => Api::namespaced_with(
-                client.clone(),
-                object.metadata.namespace.as_deref().unwrap_or_default(),
-                &resource,
-            ),
-        };
-        let name = object.metadata.name.clone().unwrap_or_default();
-        api.patch(
-            &name,
-            &PatchParams::apply("cvo-test").force(),
-            &Patch::Apply(&object),
-        )
-        .await
-        .with_context(|| format!("apply {} {name}", types.kind))?;
-    }
-    Ok(())
-}
+use super::{Ctx, apply_all};
 
 /// Renders and applies an agent; a client authenticated as its ServiceAccount.
 async fn install(ctx: &Ctx<'_>, settings: &InstallSettings) -> anyhow::Result<kube::Client> {
