@@ -17,6 +17,9 @@
 //! Before measuring, each world is run once and its rounds, convergence and object count
 //! printed; the run must converge without errors.
 //!
+//! `dt_offline/load`: reading the input alone (`load::load`), on streams of 20,000 to 100,000
+//! Namespaces and on the 100,000-object world of 200 namespaces, as YAML.
+//!
 //! `dt_offline/cli`: the whole command, `cvo dt reconcile -f FILE` (the release binary) on the
 //! 10,000-object world written as a YAML stream, output to `/dev/null`: reading, loading, the
 //! loop and writing the resulting YAML. One more run under `/usr/bin/time` (when there is one)
@@ -153,7 +156,74 @@ fn bench(c: &mut Criterion) {
         );
     }
     bench_cli(&mut group);
+    bench_load(&mut group);
     group.finish();
+}
+
+/// `cvo dt reconcile`'s input, read (`load::load`): YAML streams of `n` Namespaces (a linear
+/// scan for duplicates made this quadratic: 20,000 took 38 s), and the 100,000-object world of
+/// 200 namespaces. The whole command on the 100,000 Namespaces, once, under `/usr/bin/time`.
+fn bench_load(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    use cvo::components::deployment_targets::load::load;
+    let namespaces = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{i:06}\n"))
+            .collect::<Vec<_>>()
+            .join("---\n")
+    };
+    let mixed = {
+        let values: Vec<Value> = world(100_000, 200)
+            .objects()
+            .map(Object::to_value)
+            .collect();
+        serde_saphyr::to_string_multiple(&values).expect("YAML of the objects")
+    };
+    let mut inputs: Vec<(String, String)> = [20_000, 50_000, 100_000]
+        .into_iter()
+        .map(|n| (format!("{n}-namespaces"), namespaces(n)))
+        .collect();
+    inputs.push(("100000-in-200ns".into(), mixed));
+    for (name, text) in &inputs {
+        let started = std::time::Instant::now();
+        let loaded = load(text).expect("the stream loads");
+        let objects = loaded.world.objects().count();
+        eprintln!(
+            "dt_offline/load/{name}: {objects} objects, {:.1} MB of YAML, {:.2?} (one run)",
+            text.len() as f64 / 1e6,
+            started.elapsed()
+        );
+        group.throughput(Throughput::Elements(objects as u64));
+        group.bench_with_input(BenchmarkId::new("load", name), text, |b, text| {
+            b.iter(|| load(text).expect("the stream loads"))
+        });
+    }
+    if std::path::Path::new("/usr/bin/time").exists() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = dir.path().join("namespaces.yaml");
+        std::fs::write(&file, &inputs[2].1).expect("write the objects");
+        let file = file.to_str().expect("a UTF-8 temp path");
+        let output = Command::new("/usr/bin/time")
+            .args(["-f", "%e s wall, %U s user, %S s system, %M KiB peak RSS"])
+            .args([
+                env!("CARGO_BIN_EXE_cvo"),
+                "dt",
+                "reconcile",
+                "-f",
+                file,
+                "--now",
+                NOW,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run cvo dt reconcile");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "cvo dt reconcile: {stderr}");
+        eprintln!(
+            "dt_offline/cli/100000-namespaces: cvo dt reconcile -f FILE: {}",
+            stderr.lines().last().unwrap_or_default()
+        );
+    }
 }
 
 fn bench_cli(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {

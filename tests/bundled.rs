@@ -65,7 +65,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 91);
+    assert_eq!(payload.manifests.len(), 95);
     assert_eq!(payload.images.len(), 9);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -91,7 +91,7 @@ fn default_install_runs_no_component() {
             .into_iter()
             .partition(|(_, reason)| reason.starts_with("disabled capabilities: "));
     assert_eq!(rules.len(), 3, "{rules:#?}");
-    assert_eq!(components.len(), 15 + 14 + 13);
+    assert_eq!(components.len(), 19 + 14 + 13);
     for (file, reason) in components {
         let capability = reason.trim_start_matches("disabled capabilities: ");
         assert!(COMPONENTS.contains(&capability), "{file}: {reason}");
@@ -121,7 +121,7 @@ fn other_configurations() {
     let all = &COMPONENTS;
     assert_eq!(
         count(&config_with("single-node-developer", "", &[], None, all)),
-        87
+        91
     );
     assert_eq!(
         count(&config_with(
@@ -131,7 +131,7 @@ fn other_configurations() {
             Some("internal-openshift-hosted"),
             all
         )),
-        83
+        87
     );
     let tech_preview = excluded(
         &payload,
@@ -225,13 +225,13 @@ fn bundled_crds_match_the_types() {
     }
 }
 
-/// The DeploymentTarget component: 15 documents in `0000_50_deployment-targets_*` files, each
+/// The DeploymentTarget component: 19 documents in `0000_50_deployment-targets_*` files, each
 /// under the DeploymentTargets capability the payload declares (in no baseline set: a cluster
 /// asks for it in `additionalEnabledCapabilities`) and included by the profiles that run a
 /// CVO; a cluster without the capability gets none of them, with upstream's reason.
 #[test]
 fn the_deployment_targets_component_is_one_capability() {
-    component_is_one_capability("0000_50_deployment-targets_", "DeploymentTargets", 15);
+    component_is_one_capability("0000_50_deployment-targets_", "DeploymentTargets", 19);
 }
 
 /// The agent late-binding component: 14 documents in `0000_50_agents_*` files, under the

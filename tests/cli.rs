@@ -1415,7 +1415,7 @@ fn the_upgrade_pair_brings_opt_in_capabilities() {
                 .starts_with("0000_50_deployment-targets_")
         })
         .collect();
-    assert_eq!(component.len(), 15);
+    assert_eq!(component.len(), 19);
     for row in component {
         assert_eq!(row["included"], false, "{row}");
         assert_eq!(

@@ -1,7 +1,8 @@
 //! The payload components against a real kube-apiserver with kube-controller-manager's
 //! namespace, garbage-collector and ClusterRole-aggregation controllers (the last fills the
 //! `admin` role provisioned namespaces bind) (`hack/cluster`, `CVO_CLUSTER_CONTROLLERS`), so
-//! that deletion timestamps, finalizers and namespace deletion are the real thing. One cluster
+//! that deletion timestamps, finalizers and namespace deletion are the real thing; its
+//! ServiceAccount tokens live at most an hour (`--service-account-max-token-expiration`). One cluster
 //! for the binary; without Go the binary skips, unless `CVO_REQUIRE_CLUSTER=1`.
 
 #[path = "support/cluster.rs"]
@@ -23,6 +24,9 @@ use cluster_support::Cluster;
 pub use runner::Ctx;
 use runner::{Suite, TestFn};
 
+/// kube-apiserver's `--service-account-max-token-expiration` for the component tests.
+pub const MAX_TOKEN_EXPIRATION: &str = "1h";
+
 /// Bounds every test (namespace deletion alone takes the namespace controller ~5 s).
 const TEST_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -33,8 +37,19 @@ const TESTS: &[(&str, TestFn)] = &[
     ("dt_retain_keeps_a_released_target", |c| {
         Box::pin(deployment_targets::retain_keeps_a_released_target(c))
     }),
-    ("dt_conflicting_claim_gets_the_message", |c| {
-        Box::pin(deployment_targets::conflicting_claim_gets_the_message(c))
+    (
+        "dt_pre_bound_target_is_reserved_and_a_conflict_gets_the_message",
+        |c| {
+            Box::pin(
+                deployment_targets::pre_bound_target_is_reserved_and_a_conflict_gets_the_message(c),
+            )
+        },
+    ),
+    ("dt_tenant_admin_claims_and_is_bound", |c| {
+        Box::pin(deployment_targets::tenant_admin_claims_and_is_bound(c))
+    }),
+    ("dt_class_parameters_and_token_renewal", |c| {
+        Box::pin(deployment_targets::class_parameters_and_token_renewal(c))
     }),
     ("dt_devsandbox_space_request_becomes_a_bound_target", |c| {
         Box::pin(deployment_targets::devsandbox_space_request_becomes_a_bound_target(c))
@@ -102,7 +117,12 @@ fn main() -> ExitCode {
         setup: Some(|admin| Box::pin(install(admin))),
     };
     suite.main(|| {
-        Cluster::start_with_controllers("namespace,garbagecollector,clusterrole-aggregation")
+        Cluster::start_with(
+            "namespace,garbagecollector,clusterrole-aggregation",
+            // Tokens live an hour at most (the shortest the flag allows), as a cluster that caps
+            // them: the DeploymentTarget provisioner's tokens are renewed from what it gave.
+            &format!("--service-account-max-token-expiration={MAX_TOKEN_EXPIRATION}"),
+        )
     })
 }
 
@@ -139,4 +159,87 @@ pub async fn namespace(admin: &kube::Client, name: &str) -> anyhow::Result<()> {
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Server-side applies each document (a Kubernetes object as JSON) as the test's field manager.
+pub async fn apply_all(
+    client: &kube::Client,
+    documents: &[serde_json::Value],
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
+    use kube::discovery::{Scope, pinned_kind};
+    for document in documents {
+        let object: DynamicObject = serde_json::from_value(document.clone())?;
+        let types = object
+            .types
+            .clone()
+            .context("a document without apiVersion/kind")?;
+        let gvk = GroupVersionKind::try_from(&types)?;
+        let (resource, caps) = pinned_kind(client, &gvk).await?;
+        let api: Api<DynamicObject> = match caps.scope {
+            Scope::Cluster => Api::all_with(client.clone(), &resource),
+            Scope::Namespaced => Api::namespaced_with(
+                client.clone(),
+                object.metadata.namespace.as_deref().unwrap_or_default(),
+                &resource,
+            ),
+        };
+        let name = object.metadata.name.clone().unwrap_or_default();
+        api.patch(
+            &name,
+            &PatchParams::apply("cvo-test").force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .with_context(|| format!("apply {} {name}", types.kind))?;
+    }
+    Ok(())
+}
+
+/// The documents of a manifest file of the repository's payload (`payloads/4.18.0/...`).
+pub fn payload_documents(path: &str) -> anyhow::Result<Vec<serde_json::Value>> {
+    use anyhow::Context as _;
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&full).with_context(|| full.display().to_string())?;
+    let mut documents = Vec::new();
+    for chunk in cvo::yaml::split_stream(&text)? {
+        let value = match chunk.json {
+            Some(json) => json,
+            None => cvo::yaml::parse_document(&chunk.reader_text())?.into_value(),
+        };
+        if !value.is_null() {
+            documents.push(value);
+        }
+    }
+    Ok(documents)
+}
+
+/// Whether the API server lets `client` do `(group, resource, verb)` in `namespace` (a
+/// SelfSubjectAccessReview).
+pub async fn may(
+    client: &kube::Client,
+    namespace: &str,
+    (group, resource, verb): (&str, &str, &str),
+) -> anyhow::Result<bool> {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    };
+    use kube::api::{Api, PostParams};
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                group: Some(group.into()),
+                resource: Some(resource.into()),
+                verb: Some(verb.into()),
+                namespace: Some(namespace.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let api: Api<SelfSubjectAccessReview> = Api::all(client.clone());
+    let answer = api.create(&PostParams::default(), &review).await?;
+    Ok(answer.status.is_some_and(|s| s.allowed))
 }

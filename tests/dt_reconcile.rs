@@ -497,3 +497,290 @@ fn an_environment_on_a_provisioned_claim_gets_its_managed_environment() {
         "DeploymentTargetClaim not found while generating the desired Environment resource"
     );
 }
+
+/// A class of user-made targets (no provisioner of cvo's), to start an input with.
+const BYO_CLASS: &str = "\
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTargetClass
+metadata: {name: byo}
+spec: {provisioner: example.com/manual, reclaimPolicy: Retain}
+---
+";
+
+/// Runs on standard input (`-o json`, `extra` flags): exit code, standard output and error.
+fn on_stdin(text: &str, extra: &[&str]) -> (i32, String, String) {
+    let out = cvo()
+        .args(["dt", "reconcile", "-o", "json", "--now", NOW, "-f", "-"])
+        .args(extra)
+        .write_stdin(text.to_owned())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A class's parameters shape what the namespace provisioner makes: quota, LimitRange, role,
+/// token lifetime, and a cap on each namespace's claims; names that collided under `NS--C`
+/// get a namespace each.
+#[test]
+fn class_parameters_shape_the_tenants_namespaces() {
+    let (code, json) = reconcile("testdata/dt/tenants.yaml", None, &[]);
+    assert_eq!(code, 1, "the claim over the cap has an error: {json:#}");
+    let of = |kind: &str, ns: &str| -> Vec<&Value> {
+        (json["objects"].as_array().unwrap().iter())
+            .filter(|o| o["kind"] == kind && o["metadata"]["namespace"] == ns)
+            .collect()
+    };
+    let quota = of("ResourceQuota", "team-a--dev");
+    assert_eq!(quota.len(), 1);
+    assert_eq!(quota[0]["metadata"]["name"], "deployment-target");
+    assert_eq!(quota[0]["spec"]["hard"]["pods"], "20");
+    let range = of("LimitRange", "team-a--dev");
+    assert_eq!(range[0]["spec"]["limits"][0]["default"]["cpu"], "500m");
+    let binding = of("RoleBinding", "team-a--dev");
+    assert_eq!(binding[0]["metadata"]["name"], "deployment-target-edit");
+    assert_eq!(binding[0]["roleRef"]["name"], "edit");
+    let secret = (of("Secret", "team-a").into_iter())
+        .find(|s| s["metadata"]["name"] == "dev-dt-kubeconfig")
+        .unwrap();
+    let annotations = &secret["metadata"]["annotations"];
+    assert_eq!(
+        annotations["provisioner.appstudio.redhat.com/token-issued-at"],
+        NOW
+    );
+    assert_eq!(
+        annotations["provisioner.appstudio.redhat.com/token-expires-at"], "2024-05-02T12:00:00Z",
+        "a day, as the class asks"
+    );
+    // Two claims of team-a bound (the first two by name); the third waits at the cap and
+    // says why.
+    let phases: Vec<(&str, &Value)> = (of("DeploymentTargetClaim", "team-a").into_iter())
+        .map(|c| {
+            (
+                c["metadata"]["name"].as_str().unwrap(),
+                &c["status"]["phase"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            ("dev", &Value::from("Bound")),
+            ("prod", &Value::from("Bound")),
+            ("stage", &Value::from("Pending"))
+        ]
+    );
+    let errors = json["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0]["name"], "stage");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("namespace team-a already has 2 DeploymentTargets of DeploymentTargetClass tenant-namespace, its maxClaimsPerNamespace"),
+        "{errors:#?}"
+    );
+    // `a--b` of `team` and `b` of `team--a`: two claims, two namespaces.
+    let made: Vec<&str> = (json["objects"].as_array().unwrap().iter())
+        .filter(|o| o["kind"] == "Namespace")
+        .filter(|o| {
+            let claim_ns = &o["metadata"]["labels"]["appstudio.openshift.io/dtc-namespace"];
+            claim_ns == "team" || claim_ns == "team--a"
+        })
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(made.len(), 2, "{made:?}");
+    assert_ne!(made[0], made[1]);
+    assert_eq!(phase(&json, "DeploymentTargetClaim", "b"), "Bound");
+    assert_eq!(phase(&json, "DeploymentTargetClaim", "a--b"), "Bound");
+}
+
+/// `--require-bound`: CI asks whether every claim binds. Without it a Pending claim is no
+/// error; with it the run fails and names the claim.
+#[test]
+fn require_bound_fails_while_a_claim_is_not_bound() {
+    let text = [
+        BYO_CLASS,
+        "\
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTargetClaim
+metadata: {name: waits, namespace: team}
+spec: {deploymentTargetClassName: byo}
+",
+    ]
+    .concat();
+    let (code, stdout, _) = on_stdin(&text, &[]);
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        json["unbound"],
+        serde_json::json!([{"namespace": "team", "name": "waits", "phase": "Pending"}])
+    );
+    let (code, _, stderr) = on_stdin(&text, &["--require-bound"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(
+            "error: DeploymentTargetClaim team/waits is Pending, not Bound (--require-bound)"
+        ),
+        "{stderr}"
+    );
+    let (code, _, _) = on_stdin(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
+        &["--require-bound"],
+    );
+    assert_eq!(code, 0, "no claim, none unbound");
+}
+
+/// Nothing to reconcile is an error, not a quiet success.
+#[test]
+fn an_empty_input_fails() {
+    for text in ["", "# nothing\n---\n"] {
+        let (code, stdout, stderr) = on_stdin(text, &[]);
+        assert_eq!(code, 1, "{text:?}");
+        assert!(stdout.is_empty());
+        assert!(
+            stderr.starts_with("error: standard input: no objects to reconcile"),
+            "{stderr}"
+        );
+    }
+}
+
+/// What is wrong with the input says where: the field of a type error, the line of a YAML
+/// syntax error, the near miss of a field the API server would drop; a Secret's stringData is
+/// folded into data; JSON documents separated by `---` are read.
+#[test]
+fn input_problems_say_where_and_what() {
+    let target = |spec: &str| {
+        format!(
+            "apiVersion: appstudio.redhat.com/v1alpha1\nkind: DeploymentTarget\nmetadata: {{name: x, namespace: team}}\nspec: {spec}\n"
+        )
+    };
+    let (code, _, stderr) = on_stdin(&target("{claimRef: {name: c}}"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr.trim(),
+        "error: standard input: document 1 (line 1): DeploymentTarget: spec.claimRef: invalid type: map, expected a string"
+    );
+    let broken = format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {{name: a}}\n---\n{}",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n   labels: {}\n"
+    );
+    let (code, _, stderr) = on_stdin(&broken, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.starts_with("error: standard input: document 2 (line 9): "),
+        "the bad line, not the document's first: {stderr}"
+    );
+    let claim = [BYO_CLASS, "apiVersion: appstudio.redhat.com/v1alpha1\nkind: DeploymentTargetClaim\nmetadata: {name: c, namespace: team}\nspec: {deploymentTargetClassName: byo, targetname: x, resources: {requests: {cpu: 1}}}\n"].concat();
+    let (code, _, stderr) = on_stdin(&claim, &[]);
+    assert_eq!(code, 0);
+    for warning in [
+        "DeploymentTargetClaim team/c: unknown field spec.targetname (did you mean targetName?); the API server would drop it",
+        "DeploymentTargetClaim team/c: unknown field spec.resources (known fields there: deploymentTargetClassName, targetName); the API server would drop it",
+    ] {
+        assert!(stderr.contains(warning), "{warning}\n{stderr}");
+    }
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: team}\nstringData: {kubeconfig: hello}\n";
+    let (code, stdout, _) = on_stdin(secret, &[]);
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let out = get(&json, "Secret", "s");
+    assert_eq!(out["data"]["kubeconfig"], "aGVsbG8=");
+    assert_eq!(out.get("stringData"), None);
+    let json_docs = "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}}\n---\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"b\"}}\n";
+    let (code, stdout, stderr) = on_stdin(json_docs, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["objects"].as_array().unwrap().len(), 2);
+}
+
+/// A target whose phase is none a controller writes is not bound (upstream's `doesDTMatchDTC`
+/// refuses any phase but `""` and `Available`), and its phase stays as written.
+#[test]
+fn a_target_in_an_unknown_phase_is_not_bound() {
+    let text = [BYO_CLASS, "\
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTarget
+metadata: {name: odd, namespace: team}
+spec:
+  deploymentTargetClassName: byo
+  kubernetesCredentials: {defaultNamespace: d, apiURL: 'https://api.example:6443', clusterCredentialsSecret: s, allowInsecureSkipTLSVerify: false}
+status: {phase: Bogus}
+---
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTargetClaim
+metadata: {name: c, namespace: team}
+spec: {deploymentTargetClassName: byo}
+"].concat();
+    let (code, stdout, _) = on_stdin(&text, &["--require-bound"]);
+    assert_eq!(code, 1);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(phase(&json, "DeploymentTarget", "odd"), "Bogus");
+    assert_eq!(phase(&json, "DeploymentTargetClaim", "c"), "Pending");
+}
+
+/// A target pre-bound to a claim that does not exist yet (the bring-your-own-cluster flow)
+/// stays reserved for it, as a PersistentVolume does: a claim without a target does not take
+/// it (upstream clears its claimRef and the first such claim does), the named claim does.
+#[test]
+fn a_pre_bound_target_is_kept_for_its_claim() {
+    let base = [BYO_CLASS, "\
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTarget
+metadata: {name: my-cluster, namespace: team}
+spec:
+  deploymentTargetClassName: byo
+  claimRef: prod
+  kubernetesCredentials: {defaultNamespace: d, apiURL: 'https://api.example:6443', clusterCredentialsSecret: s, allowInsecureSkipTLSVerify: false}
+---
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTargetClaim
+metadata: {name: first, namespace: team}
+spec: {deploymentTargetClassName: byo}
+"].concat();
+    let (code, stdout, _) = on_stdin(&base, &[]);
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(phase(&json, "DeploymentTargetClaim", "first"), "Pending");
+    assert_eq!(
+        get(&json, "DeploymentTarget", "my-cluster")["spec"]["claimRef"],
+        "prod"
+    );
+    let with_owner = format!(
+        "{base}---\napiVersion: appstudio.redhat.com/v1alpha1\nkind: DeploymentTargetClaim\nmetadata: {{name: prod, namespace: team}}\nspec: {{deploymentTargetClassName: byo}}\n"
+    );
+    let (code, stdout, _) = on_stdin(&with_owner, &[]);
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(phase(&json, "DeploymentTargetClaim", "prod"), "Bound");
+    assert_eq!(phase(&json, "DeploymentTargetClaim", "first"), "Pending");
+}
+
+/// A class with a parameter its provisioner does not know says so in its status, and fails
+/// the run.
+#[test]
+fn an_unknown_class_parameter_is_an_error_on_the_class() {
+    let text = "\
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTargetClass
+metadata: {name: tenants}
+spec:
+  provisioner: appstudio.redhat.com/namespace
+  reclaimPolicy: Delete
+  parameters: {maxClaimPerNamespace: 3}
+";
+    let (code, stdout, stderr) = on_stdin(text, &[]);
+    assert_eq!(code, 1);
+    let message = "DeploymentTargetClass tenants: spec.parameters.maxClaimPerNamespace: the appstudio.redhat.com/namespace provisioner has no such parameter (did you mean maxClaimsPerNamespace?); its parameters: limitRange, maxClaimsPerNamespace, resourceQuota, role, tokenExpirationSeconds";
+    assert!(
+        stderr.contains(&format!("error: DeploymentTargetClass tenants: {message}")),
+        "{stderr}"
+    );
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let condition = &get(&json, "DeploymentTargetClass", "tenants")["status"]["conditions"][0];
+    assert_eq!(condition["type"], "ErrorOccurred");
+    assert_eq!(condition["message"], message);
+}

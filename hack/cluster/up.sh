@@ -23,6 +23,10 @@
 # holding a dead cluster is wiped and started anew. A non-empty DIR that is not a cluster
 # directory is refused.
 #
+# Admission: Kubernetes' default plugins plus those OpenShift turns on (NodeRestriction,
+# OwnerReferencesPermissionEnforcement, PodNodeSelector, PodTolerationRestriction), without
+# ServiceAccount (below); every cluster test runs under them.
+#
 # By default no kube-controller-manager runs: nothing creates default ServiceAccounts (so the
 # ServiceAccount admission plugin is disabled, as envtest does), nothing finishes namespace
 # deletion (namespaces stay Terminating), no garbage collection, Deployments never get ReplicaSets
@@ -100,6 +104,14 @@ if [ -n "$controllers" ] && [ ! -x "$KUBE_CONTROLLER_MANAGER_BIN" ]; then
 fi
 touch "$dir/$CLUSTER_MARKER"
 t0=$EPOCHREALTIME
+
+# The admission plugins an OpenShift kube-apiserver turns on that Kubernetes has but leaves off
+# (openshift/kubernetes, openshift-kube-apiserver/admission/admissionenablement/register.go,
+# additionalDefaultOnPlugins; the other two there, Priority and StorageObjectInUseProtection, are
+# on in Kubernetes already), on top of Kubernetes' defaults. OwnerReferencesPermissionEnforcement
+# is the one tests meet: setting ownerReferences needs `delete` on the object, and
+# blockOwnerDeletion needs `update` on the owner's `<resource>/finalizers`.
+OPENSHIFT_ADMISSION_PLUGINS=NodeRestriction,OwnerReferencesPermissionEnforcement,PodNodeSelector,PodTolerationRestriction
 
 # --- PKI and tokens -----------------------------------------------------------------------------
 pki="$dir/pki"
@@ -245,6 +257,7 @@ EOF
     --service-account-issuer="$server"
     --service-cluster-ip-range=10.0.0.0/24
     --allow-privileged=true
+    --enable-admission-plugins="$OPENSHIFT_ADMISSION_PLUGINS"
     --disable-admission-plugins=ServiceAccount
     --endpoint-reconciler-type=none
     "${apiserver_flags[@]}" ${CVO_KUBE_APISERVER_EXTRA_ARGS:-})

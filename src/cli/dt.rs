@@ -12,8 +12,9 @@ use serde_json::json;
 
 use super::CliResult;
 use crate::components::deployment_targets::load::load;
-use crate::components::deployment_targets::model::Context;
+use crate::components::deployment_targets::model::{Context, Kind, Object};
 use crate::components::deployment_targets::offline::{self, Report};
+use crate::components::deployment_targets::types::ClaimPhase;
 
 #[derive(Debug, Args)]
 pub struct DtGroup {
@@ -32,16 +33,20 @@ pub enum DtCommand {
 // Laid out by hand: clap wraps no help text without its `wrap_help` feature.
 const RECONCILE_HELP: &str = "Kinds read: DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment
 (appstudio.redhat.com/v1alpha1), GitOpsDeploymentManagedEnvironment (managed-gitops.redhat.com/v1alpha1),
-SpaceRequest (toolchain.dev.openshift.com/v1alpha1), Namespace, ServiceAccount, Secret (v1), RoleBinding
-(rbac.authorization.k8s.io/v1). A namespaced object without a namespace is in `default`;
-metadata.deletionTimestamp means being deleted. Time stands still (--now): what only time would change
-stays as it is, and kubeconfigs the namespace provisioner writes hold a placeholder token.
+SpaceRequest (toolchain.dev.openshift.com/v1alpha1), Namespace, ServiceAccount, Secret, ResourceQuota,
+LimitRange (v1), RoleBinding (rbac.authorization.k8s.io/v1): YAML documents, or JSON documents (one JSON
+stream, or separated by `---` lines). A namespaced object without a namespace is in `default`;
+metadata.deletionTimestamp means being deleted; a Secret's stringData is folded into data. A field the
+API server would drop is warned about on standard error, with the field it is a near miss of. Time stands
+still (--now): what only time would change stays as it is, and kubeconfigs the namespace provisioner
+writes hold a placeholder token.
 
 Exit codes:
-  0  a round changed nothing and no object has an error
+  0  a round changed nothing and no object has an error (with --require-bound: and every claim is Bound)
   1  an object still has an error (each is listed on standard error, and under `errors` with -o json),
+     or (--require-bound) a claim is not Bound (listed on standard error, and under `unbound`),
      or the rounds ran out before the objects settled (the output is then as the last round left it),
-     or the input could not be read
+     or the input could not be read or holds no object
   2  usage error";
 
 #[derive(Debug, Args)]
@@ -56,8 +61,12 @@ pub struct ReconcileArgs {
     /// Give up after this many rounds (each reconciles every object once).
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: u32,
-    /// yaml: the resulting objects as a `---` stream; json: {"objects", "errors", "rounds",
-    /// "converged"}.
+    /// Fail (exit 1) unless every DeploymentTargetClaim ends `Bound`: what CI asks of a set
+    /// of claims and targets.
+    #[arg(long)]
+    pub require_bound: bool,
+    /// yaml: the resulting objects as a `---` stream; json: {"objects", "errors", "unbound",
+    /// "rounds", "converged"}.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = DtFormat::Yaml)]
     pub output: DtFormat,
 }
@@ -85,13 +94,42 @@ fn reconcile(args: ReconcileArgs) -> CliResult {
     for warning in &loaded.warnings {
         tracing::warn!("{origin}: {warning}");
     }
+    if loaded.world.objects().next().is_none() {
+        return Err(anyhow::anyhow!(
+            "{origin}: no objects to reconcile (it holds no document, or only empty ones and objects already gone)"
+        )
+        .into());
+    }
     let ctx = Context::at(args.now.unwrap_or_else(Timestamp::now));
     let report = offline::run(loaded.world, &ctx, args.max_rounds as usize);
-    print(&report, args.output)?;
-    Ok(verdict(&report))
+    let unbound = unbound(&report);
+    print(&report, &unbound, args.output)?;
+    Ok(verdict(&report, &unbound, args.require_bound))
 }
 
-fn print(report: &Report, format: DtFormat) -> anyhow::Result<()> {
+/// A claim that did not end `Bound`.
+#[derive(Debug, serde::Serialize)]
+struct Unbound {
+    namespace: String,
+    name: String,
+    /// Its phase (`""`: none).
+    phase: String,
+}
+
+fn unbound(report: &Report) -> Vec<Unbound> {
+    (report.world.of_kind(Kind::DeploymentTargetClaim))
+        .filter_map(|o| match o {
+            Object::Claim(c) if c.phase() != Some(ClaimPhase::Bound) => Some(Unbound {
+                namespace: c.metadata.namespace.clone().unwrap_or_default(),
+                name: c.metadata.name.clone().unwrap_or_default(),
+                phase: c.phase().map(|p| format!("{p:?}")).unwrap_or_default(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+fn print(report: &Report, unbound: &[Unbound], format: DtFormat) -> anyhow::Result<()> {
     let objects: Vec<serde_json::Value> = report.world.objects().map(|o| o.to_value()).collect();
     let text = match format {
         DtFormat::Yaml => serde_saphyr::to_string_multiple(&objects)
@@ -99,6 +137,7 @@ fn print(report: &Report, format: DtFormat) -> anyhow::Result<()> {
         DtFormat::Json => serde_json::to_string_pretty(&json!({
             "objects": objects,
             "errors": report.errors,
+            "unbound": unbound,
             "rounds": report.rounds,
             "converged": report.converged,
         }))?,
@@ -107,8 +146,9 @@ fn print(report: &Report, format: DtFormat) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Success only when the objects settled without errors; what is wrong goes to standard error.
-fn verdict(report: &Report) -> ExitCode {
+/// Success only when the objects settled without errors (and, with `--require-bound`, every
+/// claim is Bound); what is wrong goes to standard error.
+fn verdict(report: &Report, unbound: &[Unbound], require_bound: bool) -> ExitCode {
     for e in &report.errors {
         let at = match e.namespace.is_empty() {
             true => e.name.clone(),
@@ -122,7 +162,20 @@ fn verdict(report: &Report) -> ExitCode {
             report.rounds
         );
     }
-    match report.converged && report.errors.is_empty() {
+    if require_bound {
+        for c in unbound {
+            let phase = match c.phase.as_str() {
+                "" => "without a phase",
+                phase => phase,
+            };
+            eprintln!(
+                "error: DeploymentTargetClaim {}/{} is {phase}, not Bound (--require-bound)",
+                c.namespace, c.name
+            );
+        }
+    }
+    let bound = !require_bound || unbound.is_empty();
+    match report.converged && report.errors.is_empty() && bound {
         true => ExitCode::SUCCESS,
         false => ExitCode::FAILURE,
     }

@@ -8,9 +8,11 @@
 //!   (pure);
 //! * [`signal`]: stopping on SIGTERM;
 //! * [`webhook`]: admission webhooks over TLS, with a certificate the controller makes;
-//! * [`controller`]: the host of components' controllers (leadership, metrics, Events);
+//! * [`controller`]: the host of components' controllers (leadership, metrics, Events), with
+//!   [`backoff`] (pure): how long a failed reconcile waits, as controller-runtime's do;
 //! * [`operator_status`] (pure) and [`cluster_operator`]: the ClusterOperator a component keeps.
 
+pub mod backoff;
 pub mod cluster_operator;
 pub mod controller;
 pub mod lease;

@@ -120,6 +120,12 @@ pub fn split_stream(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
     }
 }
 
+/// Cuts a file into documents as YAML whatever its first character: for readers that take a
+/// stream of JSON documents separated by `---` lines (which is YAML, not a JSON stream).
+pub fn split_yaml_stream(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
+    split_yaml(text)
+}
+
 fn split_yaml(text: &str) -> Result<Vec<Chunk<'_>>, Error> {
     let mut chunks = Vec::new();
     let mut start: Option<(usize, usize)> = None; // (byte offset, line) of the open chunk

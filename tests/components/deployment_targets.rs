@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail, ensure};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -26,7 +26,7 @@ use cvo::host::controller::{ControllerMetrics, HostOptions, run_component};
 use cvo::host::webhook::WebhookOptions;
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 
-use super::{Ctx, eventually, namespace};
+use super::{Ctx, apply_all, eventually, may, namespace, payload_documents};
 
 /// The component's CRDs and the ClusterOperator CRD, established.
 pub async fn install(admin: &kube::Client) -> anyhow::Result<()> {
@@ -99,7 +99,7 @@ async fn start_controller_with(
         webhook,
     };
     let (tx, rx) = watch::channel(false);
-    let admin = ctx.admin.clone();
+    let client = controller_client(ctx).await?;
     tokio::spawn(async move {
         let options = HostOptions {
             listen: "127.0.0.1:0".parse().expect("an address"),
@@ -107,7 +107,7 @@ async fn start_controller_with(
         };
         let component = Arc::new(DeploymentTargets { settings });
         if let Err(e) = run_component(
-            admin,
+            client,
             component,
             options,
             Arc::new(ControllerMetrics::new()),
@@ -119,6 +119,33 @@ async fn start_controller_with(
         }
     });
     Ok(Running(tx))
+}
+
+/// The payload's manifests that give the controller its identity and its rights: it runs as
+/// its own ServiceAccount with only what the payload's RBAC grants, as on a cluster, so that a
+/// missing rule (or an admission plugin's check, such as OwnerReferencesPermissionEnforcement's)
+/// fails here too.
+const CONTROLLER_IDENTITY: [&str; 4] = [
+    "payloads/4.18.0/release-manifests/0000_50_deployment-targets_00_namespace.yaml",
+    "payloads/4.18.0/release-manifests/0000_50_deployment-targets_02_serviceaccount.yaml",
+    "payloads/4.18.0/release-manifests/0000_50_deployment-targets_03_rbac.yaml",
+    // The tenants' roles, aggregated into admin, edit and view.
+    "payloads/4.18.0/release-manifests/0000_50_deployment-targets_03_tenant-roles.yaml",
+];
+
+/// The controller's namespace and ServiceAccount (the payload's).
+const CONTROLLER_NAMESPACE: &str = "cvo-deployment-targets";
+const CONTROLLER_ACCOUNT: &str = "deployment-targets";
+
+/// A client authenticated as the controller's ServiceAccount, its payload RBAC applied.
+async fn controller_client(ctx: &Ctx<'_>) -> anyhow::Result<kube::Client> {
+    for path in CONTROLLER_IDENTITY {
+        apply_all(&ctx.admin, &payload_documents(path)?).await?;
+    }
+    let accounts: Api<ServiceAccount> = Api::namespaced(ctx.admin.clone(), CONTROLLER_NAMESPACE);
+    ctx.cluster
+        .service_account_client(&accounts, CONTROLLER_ACCOUNT)
+        .await
 }
 
 fn pem(certs: &[Vec<u8>]) -> String {
@@ -144,11 +171,26 @@ async fn class(
     provisioner: &str,
     reclaim: &str,
 ) -> anyhow::Result<()> {
+    class_with(admin, name, provisioner, reclaim, json!(null)).await
+}
+
+/// A class with these `spec.parameters` (none for `null`).
+async fn class_with(
+    admin: &kube::Client,
+    name: &str,
+    provisioner: &str,
+    reclaim: &str,
+    parameters: serde_json::Value,
+) -> anyhow::Result<()> {
     let api: Api<DeploymentTargetClass> = Api::all(admin.clone());
+    let mut spec = json!({"provisioner": provisioner, "reclaimPolicy": reclaim});
+    if !parameters.is_null() {
+        spec["parameters"] = parameters;
+    }
     let class: DeploymentTargetClass = serde_json::from_value(json!({
         "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "DeploymentTargetClass",
         "metadata": {"name": name},
-        "spec": {"provisioner": provisioner, "reclaimPolicy": reclaim}}))?;
+        "spec": spec}))?;
     api.patch(
         name,
         &PatchParams::apply("cvo-test").force(),
@@ -267,7 +309,7 @@ pub async fn namespace_provisioner_lifecycle(ctx: &Ctx<'_>) -> anyhow::Result<()
         "claimRef {:?}",
         dt.spec.claim_ref
     );
-    ensure!(dt.status.as_ref().and_then(|s| s.phase) == Some(TargetPhase::Bound));
+    ensure!(dt.phase() == Some(TargetPhase::Bound));
     ensure!(
         dt.annotations()
             .get(keys::ANN_DYNAMICALLY_PROVISIONED)
@@ -408,7 +450,7 @@ pub async fn retain_keeps_a_released_target(ctx: &Ctx<'_>) -> anyhow::Result<()>
         let (targets, dt_name) = (targets.clone(), dt_name.clone());
         async move {
             let dt = targets.get(&dt_name).await?;
-            match dt.status.as_ref().and_then(|s| s.phase) == Some(TargetPhase::Released) {
+            match dt.phase() == Some(TargetPhase::Released) {
                 true => Ok(Some(dt)),
                 false => Err(anyhow!("{:?} {:?}", dt.spec, dt.status)),
             }
@@ -428,8 +470,13 @@ pub async fn retain_keeps_a_released_target(ctx: &Ctx<'_>) -> anyhow::Result<()>
     Ok(())
 }
 
-/// A claim naming a target another claim holds stays Pending with upstream's message.
-pub async fn conflicting_claim_gets_the_message(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+/// A target pre-bound to a claim that does not exist yet stays reserved for it (upstream
+/// clears its claimRef, and the first claim without a target takes it); the claim it names
+/// binds it once created, and a claim naming it afterwards stays Pending with upstream's
+/// message.
+pub async fn pre_bound_target_is_reserved_and_a_conflict_gets_the_message(
+    ctx: &Ctx<'_>,
+) -> anyhow::Result<()> {
     let admin = &ctx.admin;
     let _controller = start_controller(ctx).await?;
     namespace(admin, "team-c").await?;
@@ -442,13 +489,30 @@ pub async fn conflicting_claim_gets_the_message(ctx: &Ctx<'_>) -> anyhow::Result
                  "kubernetesCredentials": {"defaultNamespace": "prod", "apiURL": "https://example.com:6443",
                                            "clusterCredentialsSecret": "prod-kubeconfig",
                                            "allowInsecureSkipTLSVerify": false}}}))?;
-    // The claim first: a target whose claimRef names a claim that does not exist (yet) has
-    // it cleared under Retain (spec A.7), as upstream's reclaimer does.
-    claim(admin, "team-c", "owner", "byo", "").await?;
     targets.create(&PostParams::default(), &dt).await?;
-    bound_claim(admin, "team-c", "owner").await?;
-    claim(admin, "team-c", "thief", "byo", "prod").await?;
+    claim(admin, "team-c", "first", "byo", "").await?;
     let claims: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), "team-c");
+    // The claim without a target is looked at (marked for a provisioner, Pending) and does
+    // not get the reserved one.
+    eventually("the first claim Pending", Duration::from_secs(30), || {
+        let claims = claims.clone();
+        async move {
+            let c = claims.get("first").await?;
+            Ok((c.phase() == Some(ClaimPhase::Pending)).then_some(()))
+        }
+    })
+    .await?;
+    let reserved = targets.get("prod").await?;
+    ensure!(
+        reserved.spec.claim_ref == "owner" && reserved.phase() != Some(TargetPhase::Bound),
+        "{:?} {:?}",
+        reserved.spec,
+        reserved.status
+    );
+    claim(admin, "team-c", "owner", "byo", "").await?;
+    let owner = bound_claim(admin, "team-c", "owner").await?;
+    ensure!(owner.spec.target_name == "prod", "{:?}", owner.spec);
+    claim(admin, "team-c", "thief", "byo", "prod").await?;
     let thief = eventually("the conflict condition", Duration::from_secs(30), || {
         let claims = claims.clone();
         async move {
@@ -464,7 +528,8 @@ pub async fn conflicting_claim_gets_the_message(ctx: &Ctx<'_>) -> anyhow::Result
         }
     })
     .await?;
-    ensure!(thief.status.as_ref().and_then(|s| s.phase) == Some(ClaimPhase::Pending));
+    ensure!(thief.phase() == Some(ClaimPhase::Pending));
+    ensure!(claims.get("first").await?.phase() == Some(ClaimPhase::Pending));
     Ok(())
 }
 
@@ -550,7 +615,6 @@ pub async fn environment_webhook_refuses_and_admits(ctx: &Ctx<'_>) -> anyhow::Re
             "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]}]}))?;
     webhooks.create(&PostParams::default(), &vwc).await?;
     namespace(admin, "team-w").await?;
-    namespace(admin, "cvo-deployment-targets").await?;
     let options = WebhookOptions {
         listen: format!("127.0.0.1:{port}").parse()?,
         namespace: "cvo-deployment-targets".into(),
@@ -687,4 +751,291 @@ pub async fn devsandbox_space_request_becomes_a_bound_target(ctx: &Ctx<'_>) -> a
         },
     )
     .await
+}
+
+/// A tenant: a ServiceAccount with only the `admin` role in its namespace (which the payload's
+/// aggregated roles extend to the component's APIs) creates a claim and an Environment there
+/// and sees them bound and projected; it reads the classes, and can touch nothing of the
+/// component's in another namespace, nor the classes.
+pub async fn tenant_admin_claims_and_is_bound(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::rbac::v1::RoleBinding;
+    let admin = &ctx.admin;
+    let _controller = start_controller(ctx).await?;
+    namespace(admin, "tenant-t").await?;
+    namespace(admin, "tenant-u").await?;
+    class(
+        admin,
+        "tenant-namespace",
+        keys::PROVISIONER_NAMESPACE,
+        "Delete",
+    )
+    .await?;
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "tenant-t");
+    let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": "alice"}}))?;
+    accounts.create(&PostParams::default(), &account).await?;
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "alice-admin", "namespace": "tenant-t"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "alice", "namespace": "tenant-t"}]}))?;
+    Api::<RoleBinding>::namespaced(admin.clone(), "tenant-t")
+        .create(&PostParams::default(), &binding)
+        .await?;
+    let alice = ctx
+        .cluster
+        .service_account_client(&accounts, "alice")
+        .await?;
+    // kube-controller-manager's aggregation adds the component's rules to `admin`.
+    let claims_rule = ("appstudio.redhat.com", "deploymenttargetclaims", "create");
+    eventually(
+        "admin aggregates the tenant roles",
+        Duration::from_secs(30),
+        || {
+            let alice = alice.clone();
+            async move { Ok(may(&alice, "tenant-t", claims_rule).await?.then_some(())) }
+        },
+    )
+    .await?;
+
+    Api::<DeploymentTargetClass>::all(alice.clone())
+        .get("tenant-namespace")
+        .await
+        .context("every authenticated user reads the classes")?;
+    claim(&alice, "tenant-t", "dev", "tenant-namespace", "").await?;
+    let environments: Api<Environment> = Api::namespaced(alice.clone(), "tenant-t");
+    let env: Environment = serde_json::from_value(json!({
+        "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "Environment",
+        "metadata": {"name": "dev", "namespace": "tenant-t"},
+        "spec": {"displayName": "Dev", "deploymentStrategy": "AppStudioAutomated",
+                 "configuration": {"target": {"deploymentTargetClaim": {"claimName": "dev"}}}}}))?;
+    environments.create(&PostParams::default(), &env).await?;
+    let dtc = bound_claim(&alice, "tenant-t", "dev").await?;
+    Api::<DeploymentTarget>::namespaced(alice.clone(), "tenant-t")
+        .get(&dtc.spec.target_name)
+        .await
+        .context("the tenant reads its target")?;
+    let managed: Api<GitOpsDeploymentManagedEnvironment> =
+        Api::namespaced(alice.clone(), "tenant-t");
+    eventually(
+        "the tenant sees its managed environment",
+        Duration::from_secs(30),
+        || {
+            let managed = managed.clone();
+            async move { Ok(managed.get_opt("managed-environment-dev").await?) }
+        },
+    )
+    .await?;
+
+    // Nothing of the component's in another namespace, nor the classes.
+    let forbidden = |result: anyhow::Result<()>, what: &str| match result {
+        Err(e) if matches!(e.downcast_ref::<kube::Error>(), Some(kube::Error::Api(s)) if s.code == 403) => {
+            Ok(())
+        }
+        other => Err(anyhow!("{what} must be forbidden: {other:?}")),
+    };
+    forbidden(
+        claim(&alice, "tenant-u", "squat", "tenant-namespace", "").await,
+        "a claim in another namespace",
+    )?;
+    let listed = Api::<DeploymentTarget>::namespaced(alice.clone(), "tenant-u")
+        .list(&Default::default())
+        .await;
+    forbidden(
+        listed.map(|_| ()).map_err(anyhow::Error::from),
+        "listing another namespace's targets",
+    )?;
+    forbidden(
+        class(&alice, "alices-own", keys::PROVISIONER_NAMESPACE, "Delete").await,
+        "writing a class",
+    )?;
+    ensure!(
+        !may(
+            &alice,
+            "tenant-t",
+            (
+                "appstudio.redhat.com",
+                "deploymenttargetclaims/status",
+                "update"
+            )
+        )
+        .await?,
+        "the status is the controller's"
+    );
+    environments.delete("dev", &DeleteParams::default()).await?;
+    Api::<DeploymentTargetClaim>::namespaced(alice.clone(), "tenant-t")
+        .delete("dev", &DeleteParams::default())
+        .await?;
+    Ok(())
+}
+
+/// A class's parameters on a cluster: the provisioned namespace gets the class's quota and
+/// LimitRange and its role; a second claim of the namespace waits at the class's cap (and its
+/// Environment says the claim is not bound); a class with an unknown parameter says so in its
+/// status. The API server caps tokens at an hour (`MAX_TOKEN_EXPIRATION`): the kubeconfig
+/// Secret records the expiry the server gave, not the year asked, and a token due for renewal
+/// (the test moves its recorded times back, as time passing would) is renewed, and works.
+pub async fn class_parameters_and_token_renewal(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota};
+    use k8s_openapi::api::rbac::v1::RoleBinding;
+    use k8s_openapi::jiff::{SignedDuration, Timestamp};
+    let admin = &ctx.admin;
+    let _controller = start_controller(ctx).await?;
+    namespace(admin, "team-q").await?;
+    class_with(
+        admin,
+        "limited",
+        keys::PROVISIONER_NAMESPACE,
+        "Delete",
+        json!({"role": "edit", "maxClaimsPerNamespace": 1,
+               "resourceQuota": {"hard": {"pods": "3", "configmaps": "5"}},
+               "limitRange": {"limits": [{"type": "Container", "default": {"cpu": "200m"}}]}}),
+    )
+    .await?;
+    claim(admin, "team-q", "one", "limited", "").await?;
+    let dtc = bound_claim(admin, "team-q", "one").await?;
+    let targets: Api<DeploymentTarget> = Api::namespaced(admin.clone(), "team-q");
+    let dt = targets.get(&dtc.spec.target_name).await?;
+    let made = dt.spec.kubernetes_credentials.default_namespace.clone();
+    let quota = Api::<ResourceQuota>::namespaced(admin.clone(), &made)
+        .get("deployment-target")
+        .await
+        .context("the class's quota")?;
+    let hard = quota.spec.and_then(|s| s.hard).unwrap_or_default();
+    ensure!(
+        hard.get("pods").map(|q| q.0.as_str()) == Some("3"),
+        "{hard:?}"
+    );
+    let range = Api::<LimitRange>::namespaced(admin.clone(), &made)
+        .get("deployment-target")
+        .await
+        .context("the class's LimitRange")?;
+    ensure!(range.spec.is_some_and(|s| s.limits[0].type_ == "Container"));
+    let binding = Api::<RoleBinding>::namespaced(admin.clone(), &made)
+        .get("deployment-target-edit")
+        .await
+        .context("the class's role")?;
+    ensure!(binding.role_ref.name == "edit", "{:?}", binding.role_ref);
+
+    // The cap: the second claim waits, says why, and its Environment tells the truth.
+    claim(admin, "team-q", "two", "limited", "").await?;
+    let environments: Api<Environment> = Api::namespaced(admin.clone(), "team-q");
+    let env: Environment = serde_json::from_value(json!({
+        "apiVersion": "appstudio.redhat.com/v1alpha1", "kind": "Environment",
+        "metadata": {"name": "on-two", "namespace": "team-q"},
+        "spec": {"displayName": "Two", "deploymentStrategy": "Manual",
+                 "configuration": {"target": {"deploymentTargetClaim": {"claimName": "two"}}}}}))?;
+    environments.create(&PostParams::default(), &env).await?;
+    let claims: Api<DeploymentTargetClaim> = Api::namespaced(admin.clone(), "team-q");
+    eventually(
+        "the second claim at the cap",
+        Duration::from_secs(30),
+        || {
+            let claims = claims.clone();
+            async move {
+                let c = claims.get("two").await?;
+                let capped = (c.status.iter().flat_map(|s| s.conditions.iter()))
+                    .any(|c| c.status == "True" && c.message.contains("its maxClaimsPerNamespace"));
+                Ok((capped && c.phase() == Some(ClaimPhase::Pending)).then_some(()))
+            }
+        },
+    )
+    .await?;
+    eventually(
+        "the Environment on it not reconciled",
+        Duration::from_secs(30),
+        || {
+            let environments = environments.clone();
+            async move {
+                let e = environments.get("on-two").await?;
+                let reason = (e.status.iter().flat_map(|s| s.conditions.iter()))
+                    .find(|c| c.type_ == keys::CONDITION_RECONCILED && c.status == "False")
+                    .map(|c| c.reason.clone());
+                Ok((reason.as_deref() == Some("DeploymentTargetClaimNotBound")).then_some(()))
+            }
+        },
+    )
+    .await?;
+
+    // An unknown parameter is an error on the class.
+    class_with(
+        admin,
+        "typo",
+        keys::PROVISIONER_NAMESPACE,
+        "Delete",
+        json!({"maxClaimPerNamespace": 1}),
+    )
+    .await?;
+    let classes: Api<DeploymentTargetClass> = Api::all(admin.clone());
+    eventually(
+        "the class's error condition",
+        Duration::from_secs(30),
+        || {
+            let classes = classes.clone();
+            async move {
+                let c = classes.get("typo").await?;
+                let shown = (c.status.iter().flat_map(|s| s.conditions.iter())).any(|c| {
+                    c.type_ == keys::CONDITION_ERROR_OCCURRED
+                        && c.status == "True"
+                        && c.message.contains("(did you mean maxClaimsPerNamespace?)")
+                });
+                Ok(shown.then_some(()))
+            }
+        },
+    )
+    .await?;
+
+    // The token: asked for a year, given an hour by this API server, and recorded so.
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), "team-q");
+    let secret_name = dt
+        .spec
+        .kubernetes_credentials
+        .cluster_credentials_secret
+        .clone();
+    let secret = secrets.get(&secret_name).await?;
+    let annotation = |s: &Secret, key: &str| -> anyhow::Result<Timestamp> {
+        let text = s.annotations().get(key).context(key.to_owned())?;
+        Ok(text.parse()?)
+    };
+    let issued = annotation(&secret, keys::ANN_TOKEN_ISSUED_AT)?;
+    let expires = annotation(&secret, keys::ANN_TOKEN_EXPIRES_AT)?;
+    let lifetime = expires.duration_since(issued);
+    ensure!(
+        lifetime <= SignedDuration::from_hours(1) + SignedDuration::from_mins(1)
+            && lifetime >= SignedDuration::from_mins(55),
+        "the recorded lifetime is the server's hour, not a year: {lifetime}"
+    );
+    // Time passes (the recorded times move back past 80% of the lifetime): renewed.
+    let now = Timestamp::now();
+    let back = json!({"metadata": {"annotations": {
+        keys::ANN_TOKEN_ISSUED_AT: (now - SignedDuration::from_hours(2)).to_string(),
+        keys::ANN_TOKEN_EXPIRES_AT: (now - SignedDuration::from_hours(1)).to_string()}}});
+    secrets
+        .patch(&secret_name, &PatchParams::default(), &Patch::Merge(&back))
+        .await?;
+    let renewed = eventually("the token renewed", Duration::from_secs(30), || {
+        let secrets = secrets.clone();
+        let secret_name = secret_name.clone();
+        async move {
+            let s = secrets.get(&secret_name).await?;
+            let expires = annotation(&s, keys::ANN_TOKEN_EXPIRES_AT)?;
+            Ok((expires > Timestamp::now()).then_some(s))
+        }
+    })
+    .await?;
+    ensure!(
+        renewed.data.as_ref().map(|d| &d["kubeconfig"])
+            != secret.data.as_ref().map(|d| &d["kubeconfig"]),
+        "a new token in the kubeconfig"
+    );
+    let deployer = client_from_secret(&renewed).await?;
+    Api::<ConfigMap>::namespaced(deployer, &made)
+        .create(&PostParams::default(), &config_map("after-renewal")?)
+        .await
+        .context("the renewed token works in its namespace")?;
+    environments
+        .delete("on-two", &DeleteParams::default())
+        .await?;
+    claims.delete("two", &DeleteParams::default()).await?;
+    claims.delete("one", &DeleteParams::default()).await?;
+    classes.delete("typo", &DeleteParams::default()).await?;
+    Ok(())
 }

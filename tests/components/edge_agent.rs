@@ -6,53 +6,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
-};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicyPeer};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use kube::api::{
-    Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
-use kube::discovery::{Scope as ApiScope, pinned_kind};
+use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::Value;
 
 use cvo::components::edge::agent_install::{
     InstallSettings, Rbac, SERVICE_ACCOUNT, Scope, cluster_role_binding_name, render,
 };
 
-use super::Ctx;
-
-/// Server-side applies each rendered document as the test's field manager.
-async fn apply_all(client: &kube::Client, documents: &[Value]) -> anyhow::Result<()> {
-    for document in documents {
-        let object: DynamicObject = serde_json::from_value(document.clone())?;
-        let types = object
-            .types
-            .clone()
-            .context("a document without apiVersion/kind")?;
-        let gvk = GroupVersionKind::try_from(&types)?;
-        let (resource, caps) = pinned_kind(client, &gvk).await?;
-        let api: Api<DynamicObject> = match caps.scope {
-            ApiScope::Cluster => Api::all_with(client.clone(), &resource),
-            ApiScope::Namespaced => Api::namespaced_with(
-                client.clone(),
-                object.metadata.namespace.as_deref().unwrap_or_default(),
-                &resource,
-            ),
-        };
-        let name = object.metadata.name.clone().unwrap_or_default();
-        api.patch(
-            &name,
-            &PatchParams::apply("cvo-test").force(),
-            &Patch::Apply(&object),
-        )
-        .await
-        .with_context(|| format!("apply {} {name}", types.kind))?;
-    }
-    Ok(())
-}
+use super::{Ctx, apply_all, may};
 
 /// Renders and applies an agent; a client authenticated as its ServiceAccount.
 async fn install(ctx: &Ctx<'_>, settings: &InstallSettings) -> anyhow::Result<kube::Client> {
@@ -65,22 +29,7 @@ async fn install(ctx: &Ctx<'_>, settings: &InstallSettings) -> anyhow::Result<ku
 
 /// Whether the apiserver allows `client` to create Deployments in `namespace`.
 async fn may_create_deployments(client: &kube::Client, namespace: &str) -> anyhow::Result<bool> {
-    let review = SelfSubjectAccessReview {
-        spec: SelfSubjectAccessReviewSpec {
-            resource_attributes: Some(ResourceAttributes {
-                group: Some("apps".into()),
-                resource: Some("deployments".into()),
-                verb: Some("create".into()),
-                namespace: Some(namespace.into()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let api: Api<SelfSubjectAccessReview> = Api::all(client.clone());
-    let answer = api.create(&PostParams::default(), &review).await?;
-    Ok(answer.status.is_some_and(|s| s.allowed))
+    may(client, namespace, ("apps", "deployments", "create")).await
 }
 
 /// The access review's answer once RBAC has caught up with the bindings just applied.

@@ -25,6 +25,12 @@ impl Cluster {
     /// Like [`Cluster::start`], with kube-controller-manager running `controllers` (e.g.
     /// `namespace,garbagecollector`: real namespace deletion and garbage collection).
     pub fn start_with_controllers(controllers: &str) -> anyhow::Result<Self> {
+        Cluster::start_with(controllers, "")
+    }
+
+    /// Like [`Cluster::start_with_controllers`], kube-apiserver also given `apiserver_args`
+    /// (word-split, after any in `CVO_KUBE_APISERVER_EXTRA_ARGS`).
+    pub fn start_with(controllers: &str, apiserver_args: &str) -> anyhow::Result<Self> {
         run_script("build.sh", &[], "")?;
         let parent = Path::new("/dev/shm");
         let parent = if parent.is_dir() {
@@ -41,7 +47,14 @@ impl Cluster {
             kubeconfig: PathBuf::new(),
             dir,
         };
-        let out = run_script("up.sh", &[cluster.dir.as_os_str()], controllers)?;
+        let extra = std::env::var("CVO_KUBE_APISERVER_EXTRA_ARGS").unwrap_or_default();
+        let extra = format!("{extra} {apiserver_args}");
+        let out = run_script_with(
+            "up.sh",
+            &[cluster.dir.as_os_str()],
+            controllers,
+            &[("CVO_KUBE_APISERVER_EXTRA_ARGS", extra.trim())],
+        )?;
         cluster.kubeconfig = PathBuf::from(out.trim());
         Ok(cluster)
     }
@@ -144,11 +157,22 @@ fn run_script(
     args: &[&std::ffi::OsStr],
     controllers: &str,
 ) -> anyhow::Result<String> {
+    run_script_with(script, args, controllers, &[])
+}
+
+/// [`run_script`] with more environment variables.
+fn run_script_with(
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    controllers: &str,
+    env: &[(&str, &str)],
+) -> anyhow::Result<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("hack/cluster")
         .join(script);
     let output = Command::new(&path)
         .args(args)
+        .envs(env.iter().copied())
         .env("CVO_CLUSTER_CONTROLLERS", controllers)
         .stderr(std::process::Stdio::inherit())
         .output()

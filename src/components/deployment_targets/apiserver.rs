@@ -8,13 +8,15 @@
 //! object with finalizers is only marked when deleted (`deletionTimestamp`), and goes once the
 //! last one is removed. Offline, no namespace need exist for objects to be created in it.
 
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::NamespaceStatus;
+use k8s_openapi::api::core::v1::{NamespaceStatus, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::jiff::SignedDuration;
 use sha2::Digest as _;
 
 use super::meta::is_deleting;
-use super::model::{Context, Kind, Object, ObjectRef, World, Write};
+use super::model::{
+    Context, Kind, KubeconfigToken, Object, ObjectRef, World, Write, fill_kubeconfig_secret,
+};
 
 /// The token put in kubeconfigs offline, where no TokenRequest can be made.
 pub const PLACEHOLDER_TOKEN: &str = "OFFLINE-PLACEHOLDER-cvo-dt-reconcile-requests-no-token";
@@ -54,14 +56,11 @@ impl World {
             Write::Update(object) => self.update(object, false),
             Write::UpdateStatus(object) => self.update(object, true),
             Write::Delete(reference) => self.delete(reference, ctx),
-            Write::CreateKubeconfigSecret {
-                secret, kubeconfig, ..
-            } => {
-                let mut secret = secret.clone();
-                let text = kubeconfig.render(PLACEHOLDER_TOKEN);
-                let data = secret.data.get_or_insert_with(Default::default);
-                data.insert("kubeconfig".into(), ByteString(text.into_bytes()));
-                self.create(Object::Secret(secret), ctx)
+            Write::CreateKubeconfigSecret { secret, token } => {
+                self.create(Object::Secret(offline_token(secret, token, ctx)), ctx)
+            }
+            Write::RenewKubeconfigSecret { secret, token } => {
+                self.update(&Object::Secret(offline_token(secret, token, ctx)), false)
             }
         }
     }
@@ -242,6 +241,22 @@ impl World {
     }
 }
 
+/// `secret` with a kubeconfig holding the placeholder token, issued now and valid as long as
+/// asked (no API server caps it offline).
+fn offline_token(secret: &Secret, token: &KubeconfigToken, ctx: &Context) -> Secret {
+    let mut secret = secret.clone();
+    let lifetime = SignedDuration::from_secs(token.expiration_seconds);
+    let expires = ctx.now.checked_add(lifetime).unwrap_or(ctx.now);
+    fill_kubeconfig_secret(
+        &mut secret,
+        &token.kubeconfig,
+        PLACEHOLDER_TOKEN,
+        ctx.now,
+        expires,
+    );
+    secret
+}
+
 fn invalid(reference: &ObjectRef, message: &str) -> ApplyError {
     ApplyError::Invalid {
         reference: reference.clone(),
@@ -323,7 +338,9 @@ fn spec_of(object: &Object) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::components::deployment_targets::keys::FINALIZER_DT;
+    use crate::components::deployment_targets::keys::{
+        ANN_TOKEN_EXPIRES_AT, ANN_TOKEN_ISSUED_AT, FINALIZER_DT,
+    };
     use crate::components::deployment_targets::model::KubeconfigTemplate;
     use crate::components::deployment_targets::testing::{
         MetaBuilder, at, claim, ctx, namespace, now, target, world,
@@ -591,8 +608,7 @@ mod tests {
             },
             ..Secret::default()
         };
-        let write = Write::CreateKubeconfigSecret {
-            secret,
+        let token = KubeconfigToken {
             service_account: ObjectRef::new(Kind::ServiceAccount, "made", "sa"),
             kubeconfig: KubeconfigTemplate {
                 server: "https://api.example:6443".into(),
@@ -601,9 +617,15 @@ mod tests {
                 namespace: "made".into(),
                 user: "sa".into(),
             },
+            expiration_seconds: 3600,
+        };
+        let write = Write::CreateKubeconfigSecret {
+            secret,
+            token: token.clone(),
         };
         w.apply(&write, &ctx()).unwrap();
-        let data = &w.secret("ns", "kc").unwrap().data.as_ref().unwrap()["kubeconfig"].0;
+        let stored = w.secret("ns", "kc").unwrap().clone();
+        let data = &stored.data.as_ref().unwrap()["kubeconfig"].0;
         let text = String::from_utf8(data.clone()).unwrap();
         let config = crate::yaml::parse_value(&text).unwrap();
         assert_eq!(config["users"][0]["user"]["token"], PLACEHOLDER_TOKEN);
@@ -612,5 +634,21 @@ mod tests {
             "https://api.example:6443"
         );
         assert_eq!(config["contexts"][0]["context"]["namespace"], "made");
+        let annotations = stored.metadata.annotations.clone().unwrap();
+        assert_eq!(annotations[ANN_TOKEN_ISSUED_AT], "2024-05-01T12:00:00Z");
+        assert_eq!(annotations[ANN_TOKEN_EXPIRES_AT], "2024-05-01T13:00:00Z");
+
+        // A renewal replaces the Secret (as read), with the token issued at the new now.
+        let later = Context::at("2024-05-01T12:50:00Z".parse().unwrap());
+        let renew = Write::RenewKubeconfigSecret {
+            secret: stored,
+            token,
+        };
+        w.apply(&renew, &later).unwrap();
+        let renewed = w.secret("ns", "kc").unwrap().metadata.annotations.clone();
+        assert_eq!(
+            renewed.unwrap()[ANN_TOKEN_EXPIRES_AT],
+            "2024-05-01T13:50:00Z"
+        );
     }
 }

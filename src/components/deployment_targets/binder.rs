@@ -53,13 +53,22 @@ pub fn reconcile_claim(claim: &ObjectRef, world: &World, ctx: &Context) -> Outco
 }
 
 /// The DeploymentTarget watch of the binder: the claims a change to `target` concerns, those of
-/// its namespace that name it (`spec.targetName`) or that it names (`spec.claimRef`).
-/// (Upstream only passes target events that change `metadata.generation`.)
+/// its namespace that name it (`spec.targetName`) or that it names (`spec.claimRef`), and those
+/// of its class waiting for a provisioner (a target that goes may leave room under the class's
+/// `maxClaimsPerNamespace`). (Upstream only passes target events that change
+/// `metadata.generation`.)
 pub fn claims_for_target(target: &DeploymentTarget, world: &World) -> Vec<ObjectRef> {
     let ns = target.metadata.namespace.as_deref().unwrap_or("");
     let target_name = name(&target.metadata);
+    let class = target.spec.deployment_target_class_name.as_str();
     (world.claims(ns))
-        .filter(|c| c.spec.target_name == target_name || target.spec.claim_ref == name(&c.metadata))
+        .filter(|c| {
+            c.spec.target_name == target_name
+                || target.spec.claim_ref == name(&c.metadata)
+                || (c.spec.deployment_target_class_name == class
+                    && c.phase() == Some(ClaimPhase::Pending)
+                    && is_marked_for_provisioning(c))
+        })
         .map(|c| Object::Claim(c.clone()).reference())
         .collect()
 }
@@ -503,6 +512,7 @@ mod tests {
                     Write::UpdateStatus(_) => "UpdateStatus",
                     Write::Delete(_) => "Delete",
                     Write::CreateKubeconfigSecret { .. } => "CreateKubeconfigSecret",
+                    Write::RenewKubeconfigSecret { .. } => "RenewKubeconfigSecret",
                 };
                 format!("{verb} {}", w.target())
             })

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, BoxStream};
 use futures_util::{StreamExt, TryStreamExt as _};
-use k8s_openapi::api::core::v1::{Namespace, ObjectReference, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{
+    LimitRange, Namespace, ObjectReference, ResourceQuota, Secret, ServiceAccount,
+};
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
@@ -36,7 +38,8 @@ use super::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
     GitOpsDeploymentManagedEnvironment, SpaceRequest,
 };
-use super::{binder, environment, provisioner, reclaim, space_request, webhook};
+use super::{binder, class, environment, provisioner, reclaim, space_request, webhook};
+use crate::host::backoff::Failures;
 use crate::host::cluster_operator::{OperatorSettings, keep_cluster_operator};
 use crate::host::controller::{Component, ComponentError, HostHandle};
 use crate::host::webhook::{Admission, WebhookOptions};
@@ -114,6 +117,8 @@ struct Caches {
     namespaces: Store<Namespace>,
     service_accounts: Store<ServiceAccount>,
     role_bindings: Store<RoleBinding>,
+    resource_quotas: Store<ResourceQuota>,
+    limit_ranges: Store<LimitRange>,
 }
 
 impl Caches {
@@ -158,6 +163,8 @@ indexed! {
     Namespace => Namespace, Namespace;
     ServiceAccount => ServiceAccount, ServiceAccount;
     RoleBinding => RoleBinding, RoleBinding;
+    ResourceQuota => ResourceQuota, ResourceQuota;
+    LimitRange => LimitRange, LimitRange;
     Secret => Secret, Secret;
 }
 
@@ -185,6 +192,8 @@ struct Shared {
     host: HostHandle,
     recorder: Recorder,
     settings: Settings,
+    /// Failures in a row of each object, for the backoff of its retries.
+    failures: Failures<ObjectRef>,
 }
 
 impl Shared {
@@ -226,7 +235,8 @@ async fn run(
     // One watch per kind, feeding both the caches every World is built from and the
     // controllers' triggers (a trigger is dispatched after its cache has the object, so a
     // reconcile never reads an older state than the event that caused it).
-    let (classes, _) = cache::<DeploymentTargetClass>(&client, &index, all(), 0, &mut tasks);
+    let (classes, mut class_events) =
+        cache::<DeploymentTargetClass>(&client, &index, all(), 1, &mut tasks);
     let (targets, mut target_events) =
         cache::<DeploymentTarget>(&client, &index, all(), 3, &mut tasks);
     let (claims, mut claim_events) =
@@ -235,12 +245,15 @@ async fn run(
         cache::<Environment>(&client, &index, all(), 2, &mut tasks);
     let (managed, mut managed_events) =
         cache::<GitOpsDeploymentManagedEnvironment>(&client, &index, all(), 2, &mut tasks);
-    let (secrets, mut secret_events) = cache::<Secret>(&client, &index, all(), 1, &mut tasks);
+    let (secrets, mut secret_events) = cache::<Secret>(&client, &index, all(), 2, &mut tasks);
     let (namespaces, mut namespace_events) =
         cache::<Namespace>(&client, &index, all(), 1, &mut tasks);
     let (service_accounts, _) =
         cache::<ServiceAccount>(&client, &index, provisioned(), 0, &mut tasks);
     let (role_bindings, _) = cache::<RoleBinding>(&client, &index, provisioned(), 0, &mut tasks);
+    let (resource_quotas, _) =
+        cache::<ResourceQuota>(&client, &index, provisioned(), 0, &mut tasks);
+    let (limit_ranges, _) = cache::<LimitRange>(&client, &index, provisioned(), 0, &mut tasks);
     let (space_requests, mut space_request_events) = match has_space_requests {
         true => {
             let (store, events) = cache::<SpaceRequest>(&client, &index, all(), 2, &mut tasks);
@@ -265,6 +278,8 @@ async fn run(
         namespaces,
         service_accounts,
         role_bindings,
+        resource_quotas,
+        limit_ranges,
     };
     let running = Arc::new(AtomicBool::new(false));
     let operator = OperatorSettings {
@@ -289,6 +304,7 @@ async fn run(
         client: client.clone(),
         host,
         settings,
+        failures: Failures::default(),
     });
     let stopped = |mut stop: watch::Receiver<bool>| async move {
         let _ = stop.wait_for(|s| *s).await;
@@ -339,6 +355,11 @@ async fn run(
             }
         });
     }
+    // A target hears of its kubeconfig Secret (the namespace provisioner renews its token).
+    targets = targets.watches_shared_stream(take(&mut secret_events), |s| {
+        provisioner::namespace::target_for_secret(&s)
+            .map(|r| reflector::ObjectRef::new(&r.name).within(&r.namespace))
+    });
     if has_space_requests {
         let c = caches.clone();
         targets = targets.watches_shared_stream(take(&mut space_request_events), move |sr| {
@@ -443,7 +464,31 @@ async fn run(
                 .await;
         }
     };
-    tokio::join!(claims, targets, environments, orphans, space_requests);
+    let classes = Controller::for_shared_stream(take(&mut class_events), caches.classes.clone())
+        .with_config(one_at_a_time())
+        .graceful_shutdown_on(stopped(stop.clone()))
+        .run(
+            |o, s| {
+                reconcile(
+                    o,
+                    s,
+                    Kind::DeploymentTargetClass,
+                    "classes",
+                    class::reconcile_class,
+                )
+            },
+            error_policy,
+            shared.clone(),
+        )
+        .for_each(|_| async {});
+    tokio::join!(
+        claims,
+        targets,
+        environments,
+        orphans,
+        space_requests,
+        classes
+    );
     for task in tasks {
         task.abort();
     }
@@ -468,6 +513,12 @@ async fn reconcile_orphan(
         let outcome = environment::reconcile_environment(&env, &world, &shared.context());
         execute(&shared, "environments", &outcome).await?;
     }
+    let meta = managed.meta();
+    shared.failures.succeeded(&ObjectRef::new(
+        Kind::GitOpsDeploymentManagedEnvironment,
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    ));
     Ok(Action::requeue(ORPHAN_RESYNC))
 }
 
@@ -589,6 +640,8 @@ async fn wait_for_caches(c: &Caches) {
     let _ = c.namespaces.wait_until_ready().await;
     let _ = c.service_accounts.wait_until_ready().await;
     let _ = c.role_bindings.wait_until_ready().await;
+    let _ = c.resource_quotas.wait_until_ready().await;
+    let _ = c.limit_ranges.wait_until_ready().await;
 }
 
 /// Whether the API server serves `K` (an optional CRD such as SpaceRequest).
@@ -637,8 +690,9 @@ where
             Next::RequeueAfter(after) => (Ok(Action::requeue(after)), "requeue"),
         },
     };
-    if let Err(e) = &result {
-        tracing::warn!(object = %reference, error = %e, "reconcile failed");
+    match &result {
+        Err(e) => tracing::warn!(object = %reference, error = %e, "reconcile failed"),
+        Ok(_) => shared.failures.succeeded(&reference),
     }
     shared
         .host
@@ -664,8 +718,20 @@ async fn execute(
     .await
 }
 
-fn error_policy<K>(_object: Arc<K>, _error: &ReconcileError, _shared: Arc<Shared>) -> Action {
-    Action::requeue(Duration::from_secs(5))
+/// A failed reconcile is retried after a delay that doubles with each failure of the object in
+/// a row (5 ms up to 1000 s, as controller-runtime's default rate limiter retries upstream's).
+fn error_policy<K: Indexed>(
+    object: Arc<K>,
+    _error: &ReconcileError,
+    shared: Arc<Shared>,
+) -> Action {
+    let meta = object.meta();
+    let reference = ObjectRef::new(
+        K::KIND,
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    );
+    Action::requeue(shared.failures.failed(reference))
 }
 
 /// Records the outcome's Events on the objects they regard (those the World knows: an

@@ -7,6 +7,13 @@
 //! As upstream (managed-gitops `environment_controller.go`), a user error is reported once and not
 //! retried: the watches below bring the Environment back when what it names changes. Only a
 //! claim whose target lookup fails for another reason than absence is retried (with backoff).
+//!
+//! Unlike upstream, the status tells the truth about a claim that is not bound: upstream waits
+//! without a word (and flips earlier errors to resolved, so the Environment reads
+//! `Reconciled=True` while nothing deploys anywhere); here it is `Reconciled=False` with reason
+//! `DeploymentTargetClaimNotBound`. And once the Environment has no target (its claim is gone,
+//! not bound, or its target is), the managed environment and the copied Secret the controller
+//! made for it go too, instead of pointing Argo CD at credentials of a target it no longer has.
 
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, OwnerReference, Time};
@@ -33,6 +40,17 @@ pub enum EnvironmentError {
     Invalid,
     #[error("DeploymentTargetClaim not found while generating the desired Environment resource")]
     ClaimNotFound,
+    /// The claim exists but is not `Bound` (upstream waits without a word, and reports the
+    /// Environment reconciled).
+    #[error("DeploymentTargetClaim {claim} is {}, not Bound", phase.map_or("without a phase yet", |p| match p {
+        ClaimPhase::Pending => "Pending",
+        ClaimPhase::Lost => "Lost (its DeploymentTarget is gone)",
+        ClaimPhase::Bound => "Bound",
+    }))]
+    ClaimNotBound {
+        claim: String,
+        phase: Option<ClaimPhase>,
+    },
     /// The bound claim's `targetName` names a DeploymentTarget that does not exist.
     #[error("DeploymentTargetClaim references a DeploymentTarget that does not exist")]
     TargetMissing,
@@ -52,6 +70,7 @@ impl EnvironmentError {
         match self {
             EnvironmentError::Invalid => "InvalidEnvironment",
             EnvironmentError::ClaimNotFound => "DeploymentTargetClaimNotFound",
+            EnvironmentError::ClaimNotBound { .. } => "DeploymentTargetClaimNotBound",
             EnvironmentError::TargetMissing
             | EnvironmentError::TargetLookup(_)
             | EnvironmentError::TargetNotFound => "DeploymentTargetNotFound",
@@ -68,6 +87,18 @@ impl EnvironmentError {
             )),
             _ => None,
         }
+    }
+
+    /// Whether the Environment has no target to deploy to (its claim is gone or not bound, or
+    /// the claim's target is): what the controller made for it goes.
+    fn target_gone(&self) -> bool {
+        matches!(
+            self,
+            EnvironmentError::ClaimNotFound
+                | EnvironmentError::ClaimNotBound { .. }
+                | EnvironmentError::TargetMissing
+                | EnvironmentError::TargetNotFound
+        )
     }
 }
 
@@ -96,7 +127,7 @@ pub fn reconcile_environment(env: &ObjectRef, world: &World, ctx: &Context) -> O
     }
     match world.environment(&env.namespace, &env.name) {
         Some(environment) => reconcile_existing(environment, world, ctx),
-        None => delete_managed_environment(env, world),
+        None => delete_managed_environment(env, world, "is gone"),
     }
 }
 
@@ -115,9 +146,10 @@ fn namespace_terminating(world: &World, namespace: &str) -> bool {
     (world.namespace(namespace)).is_some_and(|n| n.metadata.deletion_timestamp.is_some())
 }
 
-/// The Environment is gone: its managed environment goes too. Its ownerRef cannot do it (the
-/// owner kind it names does not exist), which is why upstream deletes it by name.
-fn delete_managed_environment(env: &ObjectRef, world: &World) -> Outcome {
+/// The Environment is gone (or, `why`, has no target any more): its managed environment goes
+/// too. Its ownerRef cannot do it (the owner kind it names does not exist), which is why
+/// upstream deletes it by name.
+fn delete_managed_environment(env: &ObjectRef, world: &World, why: &str) -> Outcome {
     let mut out = Outcome::done();
     let name = managed_environment_name(&env.name);
     if world.managed_environment(&env.namespace, &name).is_some() {
@@ -127,7 +159,7 @@ fn delete_managed_environment(env: &ObjectRef, world: &World) -> Outcome {
             &name,
         );
         out.writes.push(Write::Delete(managed.clone()));
-        let message = format!("deleted: its Environment {} is gone", env.name);
+        let message = format!("deleted: its Environment {} {why}", env.name);
         out.events
             .push(event(managed, EventType::Normal, "Deleted", message));
     }
@@ -140,7 +172,13 @@ fn reconcile_existing(env: &Environment, world: &World, ctx: &Context) -> Outcom
         Ok(()) => resolve(env, &mut out),
         Err(error) => {
             report(env, &error, ctx, &mut out);
-            if matches!(error, EnvironmentError::SecretNotFound(_)) {
+            if error.target_gone() {
+                let reference = ObjectRef::new(Kind::Environment, namespace(env), name(env));
+                let removed = delete_managed_environment(&reference, world, "has no target");
+                out.writes.extend(removed.writes);
+                out.events.extend(removed.events);
+            }
+            if error.target_gone() || matches!(error, EnvironmentError::SecretNotFound(_)) {
                 delete_copied_secret(env, world, &mut out);
             }
             out.error = error.reconcile_error();
@@ -166,8 +204,8 @@ fn project(env: &Environment, world: &World, out: &mut Outcome) -> Result<(), En
     Ok(())
 }
 
-/// `None`: nothing to project, either because the Environment deploys to its own namespace
-/// (neither claim nor credentials) or because its claim is not bound yet.
+/// `None`: nothing to project: the Environment deploys to its own namespace (neither claim nor
+/// credentials).
 fn desired(env: &Environment, world: &World) -> Result<Option<Desired>, EnvironmentError> {
     let unstable = env.spec.unstable_configuration_fields.as_ref();
     let claim = env.claim_name();
@@ -184,9 +222,12 @@ fn desired(env: &Environment, world: &World) -> Result<Option<Desired>, Environm
 
 fn from_claim(ns: &str, claim: &str, world: &World) -> Result<Option<Desired>, EnvironmentError> {
     let claim = (world.claim(ns, claim)).ok_or(EnvironmentError::ClaimNotFound)?;
-    let bound = (claim.status.as_ref()).and_then(|s| s.phase) == Some(ClaimPhase::Bound);
-    if !bound {
-        return Ok(None);
+    let phase = (claim.status.as_ref()).and_then(|s| s.phase);
+    if phase != Some(ClaimPhase::Bound) {
+        return Err(EnvironmentError::ClaimNotBound {
+            claim: name(claim).to_owned(),
+            phase,
+        });
     }
     let target = bound_target(claim, world)?.ok_or(EnvironmentError::TargetNotFound)?;
     let credentials = &target.spec.kubernetes_credentials;
@@ -1028,54 +1069,101 @@ mod tests {
     }
 
     #[test]
-    fn an_unbound_claim_is_waited_for_and_earlier_errors_are_resolved() {
-        for phase in [None, Some(ClaimPhase::Pending), Some(ClaimPhase::Lost)] {
-            let env = claim_env("dev", "dev-claim");
-            let objects = |env: Environment| {
-                vec![
-                    Object::Environment(env),
-                    Object::Claim(claim("dev-claim", phase, "")),
-                ]
-            };
-            assert_eq!(reconcile(objects(env.clone()), "dev"), Outcome::done());
-
-            let message =
-                "DeploymentTargetClaim not found while generating the desired Environment resource";
-            let env = with_conditions_of(
-                env,
-                &[
-                    ("ErrorOccurred", "True", "ErrorOccurred", message),
-                    (
-                        "Reconciled",
-                        "False",
-                        "DeploymentTargetClaimNotFound",
-                        message,
-                    ),
-                ],
-            );
-            let out = reconcile(objects(env), "dev");
-            // Upstream keeps the transition time when it resolves.
-            let resolved = vec![
-                (
-                    "ErrorOccurred".into(),
-                    "False".into(),
-                    "ErrorOccurredResolved".into(),
-                    String::new(),
-                    earlier(),
-                ),
-                (
-                    "Reconciled".into(),
-                    "True".into(),
-                    "DeploymentTargetClaimNotFoundResolved".into(),
-                    String::new(),
-                    earlier(),
-                ),
+    fn an_unbound_claim_is_reported_not_waited_for_in_silence() {
+        let cases = [
+            (
+                None,
+                "DeploymentTargetClaim dev-claim is without a phase yet, not Bound",
+            ),
+            (
+                Some(ClaimPhase::Pending),
+                "DeploymentTargetClaim dev-claim is Pending, not Bound",
+            ),
+            (
+                Some(ClaimPhase::Lost),
+                "DeploymentTargetClaim dev-claim is Lost (its DeploymentTarget is gone), not Bound",
+            ),
+        ];
+        for (phase, message) in cases {
+            let objects = vec![
+                Object::Environment(claim_env("dev", "dev-claim")),
+                Object::Claim(claim("dev-claim", phase, "")),
             ];
-            assert_eq!(status_written(&out), resolved);
+            let out = reconcile(objects, "dev");
+            assert_eq!(
+                status_written(&out),
+                reported("DeploymentTargetClaimNotBound", message),
+                "{phase:?}"
+            );
             assert_eq!(
                 reasons(&out),
-                vec![(EventType::Normal, "DeploymentTargetClaimNotFoundResolved")]
+                vec![(EventType::Warning, "DeploymentTargetClaimNotBound")]
             );
+            assert_eq!(
+                (out.next, out.error),
+                (Next::Done, None),
+                "the claim's watch brings it back"
+            );
+        }
+    }
+
+    /// What the controller made for an Environment goes once its target is gone (upstream
+    /// leaves the managed environment and the copied credentials pointing at it).
+    #[test]
+    fn what_was_made_goes_with_the_target() {
+        let made = reconcile(bound_world(vec![]), "dev");
+        let made_world = crate::components::deployment_targets::testing::applied(
+            world(bound_world(vec![])),
+            &made,
+        );
+        let managed = ObjectRef::new(
+            Kind::GitOpsDeploymentManagedEnvironment,
+            NS,
+            "managed-environment-dev",
+        );
+        let copy = ObjectRef::new(Kind::Secret, NS, "managed-environment-secret-dev");
+        assert!(made_world.get(&managed).is_some() && made_world.get(&copy).is_some());
+        let lost = Object::Claim(claim("dev-claim", Some(ClaimPhase::Lost), ""));
+        let without_claim = |keep: &dyn Fn(&Object) -> bool| -> Vec<Object> {
+            (made_world.objects())
+                .filter(|o| o.kind() != Kind::DeploymentTargetClaim && keep(o))
+                .cloned()
+                .collect()
+        };
+        let cases: Vec<(&str, Vec<Object>, &str)> = vec![
+            (
+                "claim gone",
+                without_claim(&|_| true),
+                "DeploymentTargetClaimNotFound",
+            ),
+            (
+                "claim lost",
+                [
+                    without_claim(&|o| o.kind() != Kind::DeploymentTarget),
+                    vec![lost],
+                ]
+                .concat(),
+                "DeploymentTargetClaimNotBound",
+            ),
+            (
+                "target gone",
+                (made_world.objects())
+                    .filter(|o| o.kind() != Kind::DeploymentTarget)
+                    .cloned()
+                    .collect(),
+                "DeploymentTargetNotFound",
+            ),
+        ];
+        for (case, objects, reason) in cases {
+            let out = reconcile(objects, "dev");
+            let deleted: Vec<&ObjectRef> = (out.writes.iter())
+                .filter_map(|w| match w {
+                    Write::Delete(r) => Some(r),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(deleted, [&managed, &copy], "{case}");
+            assert_eq!(status_written(&out)[1].2, reason, "{case}");
         }
     }
 

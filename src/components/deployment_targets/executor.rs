@@ -7,22 +7,19 @@
 
 use std::collections::HashMap;
 
-use k8s_openapi::ByteString;
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec, TokenRequestStatus};
+use k8s_openapi::api::core::v1::{LimitRange, Namespace, ResourceQuota, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, Resource};
 
-use super::model::{Kind, Object, ObjectRef, Write};
+use super::model::{Kind, KubeconfigToken, Object, ObjectRef, Write, fill_kubeconfig_secret};
 use super::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
     GitOpsDeploymentManagedEnvironment, SpaceRequest,
 };
-
-/// How long a token the namespace provisioner puts in a kubeconfig Secret is valid. The API
-/// server may shorten it (`--service-account-max-token-expiration`).
-pub const TOKEN_LIFETIME_SECONDS: i64 = 365 * 24 * 3600;
 
 /// Why a write failed.
 #[derive(Debug, thiserror::Error)]
@@ -72,24 +69,14 @@ pub async fn execute(
                 replace(client, &with_version(object, &versions), true).await
             }
             Write::Delete(reference) => delete(client, reference).await,
-            Write::CreateKubeconfigSecret {
-                secret,
-                service_account,
-                kubeconfig,
-            } => {
-                let token = request_token(client, service_account)
-                    .await
-                    .map_err(|source| WriteError::Api {
-                        verb: "request a token",
-                        object: service_account.clone(),
-                        source,
-                    })?;
-                let mut secret = secret.clone();
-                (secret.data.get_or_insert_default()).insert(
-                    "kubeconfig".into(),
-                    ByteString(kubeconfig.render(&token).into_bytes()),
-                );
+            Write::CreateKubeconfigSecret { secret, token } => {
+                let secret = with_token(client, secret, token).await?;
                 create(client, &Object::Secret(secret)).await
+            }
+            Write::RenewKubeconfigSecret { secret, token } => {
+                let secret = with_token(client, secret, token).await?;
+                let secret = with_version(&Object::Secret(secret), &versions);
+                replace(client, &secret, false).await
             }
         };
         let object = result.map_err(|source| WriteError::Api {
@@ -180,6 +167,16 @@ macro_rules! with_typed {
                 let $api = api::<RoleBinding>($client, &namespace);
                 $body
             }
+            Object::ResourceQuota($typed) => {
+                let $wrap = Object::ResourceQuota;
+                let $api = api::<ResourceQuota>($client, &namespace);
+                $body
+            }
+            Object::LimitRange($typed) => {
+                let $wrap = Object::LimitRange;
+                let $api = api::<LimitRange>($client, &namespace);
+                $body
+            }
             Object::Secret($typed) => {
                 let $wrap = Object::Secret;
                 let $api = api::<Secret>($client, &namespace);
@@ -249,6 +246,8 @@ async fn delete(client: &Client, reference: &ObjectRef) -> Result<Option<Object>
         Kind::SpaceRequest => gone(api::<SpaceRequest>(client, ns).delete(name, &dp).await),
         Kind::ServiceAccount => gone(api::<ServiceAccount>(client, ns).delete(name, &dp).await),
         Kind::RoleBinding => gone(api::<RoleBinding>(client, ns).delete(name, &dp).await),
+        Kind::ResourceQuota => gone(api::<ResourceQuota>(client, ns).delete(name, &dp).await),
+        Kind::LimitRange => gone(api::<LimitRange>(client, ns).delete(name, &dp).await),
         Kind::Secret => gone(api::<Secret>(client, ns).delete(name, &dp).await),
     };
     result.map(|()| None)
@@ -263,16 +262,44 @@ fn gone<T>(result: Result<T, kube::Error>) -> Result<(), kube::Error> {
     }
 }
 
-/// A bound token for the ServiceAccount (TokenRequest), for a kubeconfig Secret.
+/// `secret` with a kubeconfig holding a new token, and when it was issued and expires (as the
+/// API server says: it may cap the lifetime asked for).
+async fn with_token(
+    client: &Client,
+    secret: &Secret,
+    token: &KubeconfigToken,
+) -> Result<Secret, WriteError> {
+    let issued = Timestamp::now();
+    let answer = request_token(client, &token.service_account, token.expiration_seconds)
+        .await
+        .map_err(|source| WriteError::Api {
+            verb: "request a token",
+            object: token.service_account.clone(),
+            source,
+        })?;
+    let Time(expires) = answer.expiration_timestamp;
+    let mut secret = secret.clone();
+    fill_kubeconfig_secret(
+        &mut secret,
+        &token.kubeconfig,
+        &answer.token,
+        issued,
+        expires,
+    );
+    Ok(secret)
+}
+
+/// A token for the ServiceAccount (TokenRequest), asked to be valid `expiration_seconds`.
 async fn request_token(
     client: &Client,
     service_account: &ObjectRef,
-) -> Result<String, kube::Error> {
+    expiration_seconds: i64,
+) -> Result<TokenRequestStatus, kube::Error> {
     let api = api::<ServiceAccount>(client, &service_account.namespace);
     let request = TokenRequest {
         spec: TokenRequestSpec {
             audiences: Vec::new(),
-            expiration_seconds: Some(TOKEN_LIFETIME_SECONDS),
+            expiration_seconds: Some(expiration_seconds),
             bound_object_ref: None,
         },
         ..TokenRequest::default()
@@ -280,5 +307,10 @@ async fn request_token(
     let answer = api
         .create_token_request(&service_account.name, &PostParams::default(), &request)
         .await?;
-    Ok(answer.status.map(|s| s.token).unwrap_or_default())
+    answer.status.ok_or_else(|| {
+        kube::Error::Api(Box::new(kube::core::Status::failure(
+            "the TokenRequest was answered without a token",
+            "InternalError",
+        )))
+    })
 }

@@ -56,9 +56,14 @@ impl Inner {
 
 /// The kinds a reconcile reads in every namespace, not only its own: the cluster-scoped ones,
 /// and what the namespace provisioner made in the namespaces it made for claims (their
-/// ServiceAccounts and RoleBindings, which the shell watches only there).
+/// ServiceAccounts, RoleBindings, ResourceQuotas and LimitRanges, which the shell watches only
+/// there).
 fn read_everywhere(kind: Kind) -> bool {
-    !kind.is_namespaced() || matches!(kind, Kind::ServiceAccount | Kind::RoleBinding)
+    !kind.is_namespaced()
+        || matches!(
+            kind,
+            Kind::ServiceAccount | Kind::RoleBinding | Kind::ResourceQuota | Kind::LimitRange
+        )
 }
 
 impl Index {
@@ -124,8 +129,8 @@ impl Index {
     }
 
     /// What a reconcile of an object in `namespace` may read: every object of that namespace,
-    /// and of the kinds read everywhere: the cluster-scoped ones, and the ServiceAccounts and
-    /// RoleBindings the namespace provisioner made.
+    /// and of the kinds read everywhere: the cluster-scoped ones, and what the namespace
+    /// provisioner made in its namespaces.
     pub fn world(&self, namespace: &str) -> World {
         let inner = self.inner.read().unwrap_or_else(|e| e.into_inner());
         let objects = Kind::ALL.iter().flat_map(|&kind| {

@@ -29,6 +29,12 @@ pub const LABEL_TARGET_PROVISIONER: &str = ANN_TARGET_PROVISIONER;
 /// On the Secret the Environment controller copies; value: the Environment's name.
 pub const LABEL_ENVIRONMENT_SECRET: &str = "appstudio.openshift.io/environment-secret";
 
+/// On a kubeconfig Secret the namespace provisioner wrote: when its token was issued and when
+/// it expires (RFC 3339, the expiry as the API server gave it, which may be sooner than the
+/// class asked for). The token is renewed once 80% of that lifetime has passed.
+pub const ANN_TOKEN_ISSUED_AT: &str = "provisioner.appstudio.redhat.com/token-issued-at";
+pub const ANN_TOKEN_EXPIRES_AT: &str = "provisioner.appstudio.redhat.com/token-expires-at";
+
 /// The devsandbox provisioner (SpaceRequests of codeready-toolchain).
 pub const PROVISIONER_DEVSANDBOX: &str = "appstudio.redhat.com/devsandbox";
 /// `cvo`'s own provisioner: a namespace on this cluster with an admin ServiceAccount.

@@ -3,13 +3,21 @@
 //! namespaced object without a namespace is in `default`; a `metadata.deletionTimestamp` means
 //! it is being deleted.
 
+use std::collections::HashMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
+use super::fields::{schema_of, unknown_fields};
 use super::model::{Kind, Object, ObjectRef, World};
 use crate::suggest::suggest;
-use crate::yaml::{Chunk, parse_document, split_stream};
+use crate::yaml::{
+    Chunk, Position, is_json_stream, parse_document, split_stream, split_yaml_stream,
+};
 
-/// Why a stream could not be read; `document` counts from 1, `line` is where it starts.
+/// Why a stream could not be read; `document` counts from 1, `line` is where the problem is
+/// (for a YAML syntax error, the bad line; otherwise where the document starts).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LoadError {
     #[error("line {line}: {message}")]
@@ -29,14 +37,12 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// Reads every document of `text` into a [`World`].
+/// Reads every document of `text` into a [`World`]. Linear in the number of documents.
 pub fn load(text: &str) -> Result<Loaded, LoadError> {
-    let chunks = split_stream(text).map_err(|e| LoadError::Syntax {
-        line: e.position.map_or(1, |p| p.line),
-        message: e.message,
-    })?;
+    let chunks = split(text)?;
     let mut loaded = Loaded::default();
-    let mut seen: Vec<(ObjectRef, usize)> = Vec::new();
+    let mut seen: HashMap<ObjectRef, usize> = HashMap::new();
+    let mut schemas = Schemas::default();
     for (index, chunk) in chunks.iter().enumerate() {
         let document = index + 1;
         let at = |message: String| LoadError::Document {
@@ -44,13 +50,18 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
             line: chunk.line,
             message,
         };
-        for value in items(value_of(chunk).map_err(&at)?) {
-            let object = object(value).map_err(&at)?;
+        for value in items(value_of(chunk, document)?) {
+            let (object, unknown) = object(value, &mut schemas).map_err(&at)?;
             let reference = object.reference();
-            if let Some((_, first)) = seen.iter().find(|(r, _)| *r == reference) {
+            if let Some(first) = seen.insert(reference.clone(), document) {
                 return Err(at(format!("{reference} is also document {first}")));
             }
-            seen.push((reference.clone(), document));
+            for field in unknown {
+                loaded.warnings.push(format!(
+                    "document {document} (line {}): {reference}: {field}; the API server would drop it",
+                    chunk.line
+                ));
+            }
             if let Some(warning) = gone_already(&object) {
                 loaded
                     .warnings
@@ -63,11 +74,43 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
     Ok(loaded)
 }
 
-fn value_of(chunk: &Chunk) -> Result<Value, String> {
+/// The documents of the stream. JSON documents separated by `---` lines are YAML (JSON is YAML
+/// 1.2's subset): they are read as such, not as one JSON stream, where `---` is no JSON.
+fn split(text: &str) -> Result<Vec<Chunk<'_>>, LoadError> {
+    let separated = text.lines().any(|line| line.starts_with("---"));
+    let chunks = match is_json_stream(text) && separated {
+        true => split_yaml_stream(text),
+        false => split_stream(text),
+    };
+    chunks.map_err(|e| LoadError::Syntax {
+        line: e.position.map_or(1, |p| p.line),
+        message: e.message,
+    })
+}
+
+fn value_of(chunk: &Chunk, document: usize) -> Result<Value, LoadError> {
     if let Some(json) = &chunk.json {
         return Ok(json.clone());
     }
-    (parse_document(&chunk.reader_text()).map(|n| n.into_value())).map_err(|e| e.message)
+    parse_document(&chunk.reader_text())
+        .map(|n| n.into_value())
+        .map_err(|e| {
+            let line = |p: Position| chunk.line + p.line - 1;
+            let message = match e.started_at {
+                Some(start) => format!(
+                    "{} (it started at line {} column {})",
+                    e.message,
+                    line(start),
+                    start.column
+                ),
+                None => e.message,
+            };
+            LoadError::Document {
+                document,
+                line: e.position.map_or(chunk.line, line),
+                message,
+            }
+        })
 }
 
 /// The objects of a document: none for an empty one, the items of a `v1 List`.
@@ -84,8 +127,84 @@ fn items(value: Value) -> Vec<Value> {
     }
 }
 
-/// One object, its kind known and its namespace defaulted.
-fn object(mut value: Value) -> Result<Object, String> {
+/// The schema of each kind (and of object metadata), made once per stream.
+#[derive(Default)]
+struct Schemas {
+    kinds: HashMap<Kind, Value>,
+    metadata: Option<Value>,
+}
+
+impl Schemas {
+    /// The unknown fields of `value`, an object of `kind`.
+    fn unknown(&mut self, kind: Kind, value: &Value) -> Vec<super::fields::UnknownField> {
+        let schema = self
+            .kinds
+            .entry(kind)
+            .or_insert_with(|| schema_of_kind(kind));
+        let mut found = unknown_fields(value, schema);
+        // A CRD's schema says nothing of metadata (the API server checks it as ObjectMeta).
+        if kind.is_custom() {
+            let metadata = self.metadata.get_or_insert_with(schema_of::<ObjectMeta>);
+            if let Some(meta) = value.get("metadata") {
+                for mut field in unknown_fields(meta, metadata) {
+                    field.path = format!("metadata.{}", field.path);
+                    found.push(field);
+                }
+            }
+        }
+        found
+    }
+}
+
+/// The schema the API server holds objects of `kind` to: a CRD's `openAPIV3Schema`, a
+/// built-in type's OpenAPI schema.
+fn schema_of_kind(kind: Kind) -> Value {
+    use k8s_openapi::api::core::v1::{
+        LimitRange, Namespace, ResourceQuota, Secret, ServiceAccount,
+    };
+    use k8s_openapi::api::rbac::v1::RoleBinding;
+    use kube::CustomResourceExt;
+
+    use super::types::{
+        DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
+        GitOpsDeploymentManagedEnvironment, SpaceRequest,
+    };
+    let crd = match kind {
+        Kind::DeploymentTargetClass => DeploymentTargetClass::crd(),
+        Kind::DeploymentTarget => DeploymentTarget::crd(),
+        Kind::DeploymentTargetClaim => DeploymentTargetClaim::crd(),
+        Kind::Environment => Environment::crd(),
+        Kind::GitOpsDeploymentManagedEnvironment => GitOpsDeploymentManagedEnvironment::crd(),
+        Kind::SpaceRequest => SpaceRequest::crd(),
+        Kind::Namespace => return schema_of::<Namespace>(),
+        Kind::ServiceAccount => return schema_of::<ServiceAccount>(),
+        Kind::RoleBinding => return schema_of::<RoleBinding>(),
+        Kind::ResourceQuota => return schema_of::<ResourceQuota>(),
+        Kind::LimitRange => return schema_of::<LimitRange>(),
+        Kind::Secret => return schema_of::<Secret>(),
+    };
+    let schema = (crd.spec.versions.first())
+        .and_then(|v| v.schema.as_ref())
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+        .and_then(|s| serde_json::to_value(s).ok());
+    let mut schema = schema.unwrap_or(Value::Null);
+    // What every object has, which a CRD's schema need not declare.
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for key in ["apiVersion", "kind", "metadata"] {
+            properties
+                .entry(key)
+                .or_insert_with(|| serde_json::json!({"type": "object"}));
+        }
+    }
+    schema
+}
+
+/// One object, its kind known and its namespace defaulted, with the fields the API server
+/// would drop.
+fn object(
+    mut value: Value,
+    schemas: &mut Schemas,
+) -> Result<(Object, Vec<super::fields::UnknownField>), String> {
     let field = |key: &str| {
         value
             .get(key)
@@ -111,7 +230,24 @@ fn object(mut value: Value) -> Result<Object, String> {
     } else {
         meta.remove("namespace");
     }
-    Object::from_value(kind, value).map_err(|e| format!("{kind_name}: {e}"))
+    let unknown = schemas.unknown(kind, &value);
+    let mut object = Object::from_value(kind, value).map_err(|e| format!("{kind_name}: {e}"))?;
+    if let Object::Secret(secret) = &mut object {
+        fold_string_data(secret);
+    }
+    Ok((object, unknown))
+}
+
+/// `stringData` goes into `data` (its values win), as the API server stores a Secret: it keeps
+/// no `stringData`.
+fn fold_string_data(secret: &mut k8s_openapi::api::core::v1::Secret) {
+    let Some(strings) = secret.string_data.take() else {
+        return;
+    };
+    let data = secret.data.get_or_insert_with(Default::default);
+    for (key, text) in strings {
+        data.insert(key, ByteString(text.into_bytes()));
+    }
 }
 
 /// The kind of `apiVersion`/`kind`, or an error listing the kinds there are.
@@ -261,7 +397,10 @@ items:
                 doc2("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"),
                 "document 2 (line 5): Namespace a is also document 1",
             ),
-            (doc2("key: [unclosed\n"), "document 2 (line 5): "),
+            (
+                doc2("key: [unclosed\n"),
+                "document 2 (line 6): while parsing a flow sequence: did not find expected ',' or ']' (it started at line 5 column 6)",
+            ),
             (
                 "a: 1\n--- x\n".into(),
                 "line 2: invalid Yaml document separator: x",
@@ -271,5 +410,84 @@ items:
             let got = load(&text).unwrap_err().to_string();
             assert!(got.starts_with(want), "{got}\n  wanted: {want}");
         }
+    }
+
+    #[test]
+    fn fields_the_api_server_would_drop_are_warned_about_with_the_near_miss() {
+        let text = "\
+apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTargetClaim
+metadata: {name: c, namespace: team, labells: {a: b}}
+spec:
+  deploymentTargetClassName: cls
+  targetname: dt
+  resources: {requests: {memory: 16Gi}}
+  arch: x86-64
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: team}
+strngData: {a: b}
+";
+        let loaded = load(text).unwrap();
+        assert_eq!(
+            loaded.warnings,
+            [
+                "document 1 (line 1): DeploymentTargetClaim team/c: unknown field spec.arch (known fields there: deploymentTargetClassName, targetName); the API server would drop it",
+                "document 1 (line 1): DeploymentTargetClaim team/c: unknown field spec.resources (known fields there: deploymentTargetClassName, targetName); the API server would drop it",
+                "document 1 (line 1): DeploymentTargetClaim team/c: unknown field spec.targetname (did you mean targetName?); the API server would drop it",
+                "document 1 (line 1): DeploymentTargetClaim team/c: unknown field metadata.labells (did you mean labels?); the API server would drop it",
+                "document 2 (line 10): Secret team/s: unknown field strngData (did you mean stringData?); the API server would drop it",
+            ]
+        );
+        assert_eq!(
+            loaded.world.claim("team", "c").unwrap().spec.target_name,
+            ""
+        );
+    }
+
+    #[test]
+    fn type_errors_name_the_field() {
+        let text = "apiVersion: appstudio.redhat.com/v1alpha1\nkind: DeploymentTarget\nmetadata: {name: x}\nspec: {claimRef: {name: c}}\n";
+        assert_eq!(
+            load(text).unwrap_err().to_string(),
+            "document 1 (line 1): DeploymentTarget: spec.claimRef: invalid type: map, expected a string"
+        );
+    }
+
+    #[test]
+    fn string_data_is_folded_into_data_as_the_api_server_stores_it() {
+        let text = "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ns}\ndata: {a: b2xk, b: b2xk}\nstringData: {b: new, c: more}\n";
+        let loaded = load(text).unwrap();
+        let secret = loaded.world.secret("ns", "s").unwrap();
+        assert_eq!(secret.string_data, None);
+        let data: Vec<(&str, &[u8])> = (secret.data.iter().flatten())
+            .map(|(k, v)| (k.as_str(), v.0.as_slice()))
+            .collect();
+        assert_eq!(
+            data,
+            [("a", &b"old"[..]), ("b", &b"new"[..]), ("c", &b"more"[..])]
+        );
+    }
+
+    #[test]
+    fn json_documents_are_read_as_one_stream_or_separated_by_dashes() {
+        let ns = |name: &str| {
+            format!(
+                "{{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {{\"name\": \"{name}\"}}}}"
+            )
+        };
+        let names = |text: &str| -> Vec<String> {
+            (load(text).unwrap().world.objects())
+                .map(|o| o.reference().name)
+                .collect()
+        };
+        let stream = format!("{}\n{}\n", ns("a"), ns("b"));
+        assert_eq!(names(&stream), ["a", "b"]);
+        let separated = format!("{}\n---\n{}\n", ns("a"), ns("b"));
+        assert_eq!(names(&separated), ["a", "b"]);
+        let broken = format!("{}\n---\n{{\"apiVersion\": \"v1\",\n", ns("a"));
+        let error = load(&broken).unwrap_err().to_string();
+        assert!(error.starts_with("document 2 (line 4): "), "{error}");
     }
 }

@@ -233,6 +233,53 @@ mod tests {
         );
     }
 
+    /// Upstream's `doesDTMatchDTC` binds only a target whose phase is `""` or `Available`; a
+    /// phase no controller writes is kept as written and refused like any other.
+    #[test]
+    fn only_no_phase_or_available_matches() {
+        let cases: Vec<(Option<TargetPhase>, bool)> = vec![
+            (None, true),
+            (TargetPhase::parse(""), true),
+            (Some(TargetPhase::Available), true),
+            (Some(TargetPhase::Pending), false),
+            (Some(TargetPhase::Bound), false),
+            (Some(TargetPhase::Released), false),
+            (Some(TargetPhase::Failed), false),
+            (TargetPhase::parse("Bogus"), false),
+            (TargetPhase::parse("available"), false),
+        ];
+        for (phase, matches) in cases {
+            let mut dt = target("dt", "cls");
+            if let Some(phase) = phase.clone() {
+                dt = dt.phase(phase);
+            }
+            let dt = dt.build();
+            let got = target_matches_claim(&dt, &claim("c", "cls").build());
+            assert_eq!(got.is_ok(), matches, "{phase:?}: {got:?}");
+            if !matches {
+                assert!(
+                    got.unwrap_err()
+                        .ends_with("DeploymentTarget is not in Available phase"),
+                    "{phase:?}"
+                );
+            }
+            let world = crate::components::deployment_targets::testing::world([Object::Target(dt)]);
+            assert_eq!(
+                find_matching_target(&claim("c", "cls").build(), &world).is_some(),
+                matches,
+                "{phase:?}"
+            );
+        }
+        // Read from and written back to JSON as it was.
+        let read: crate::components::deployment_targets::types::DeploymentTargetStatus =
+            serde_json::from_value(serde_json::json!({"phase": "Bogus"})).unwrap();
+        assert_eq!(read.phase, Some(TargetPhase::Other("Bogus".into())));
+        assert_eq!(serde_json::to_value(&read).unwrap()["phase"], "Bogus");
+        let none: crate::components::deployment_targets::types::DeploymentTargetStatus =
+            serde_json::from_value(serde_json::json!({"phase": ""})).unwrap();
+        assert_eq!(none.phase, None);
+    }
+
     #[test]
     fn binding_conflicts_have_upstream_messages() {
         let cases = [

@@ -11,11 +11,14 @@
 //! - [`reclaim`]: the target reconciler; [`provisioner`]: dynamic provisioning (the namespace
 //!   and devsandbox provisioners); [`space_request`]: the SpaceRequest reconciler.
 //! - [`conditions`]: the `ErrorOccurred` condition every reconcile ends with.
+//! - [`class`]: the class reconciler, with [`parameters`] (what the provisioners read in a
+//!   class's `spec.parameters`, and what is wrong with them).
 //! - [`environment`]: the Environment controller (Environment → managed environment).
 //! - [`webhook`]: the Environment admission rules and the AdmissionReview exchange, with
 //!   [`dns1123`] (Kubernetes' name rules) and [`request_uri`] (Go's `url.ParseRequestURI`).
 //! - [`apiserver`]: API-server semantics over a `World`; [`offline`]: the fixpoint loop of
-//!   `cvo dt reconcile`; [`load`]: its input, a YAML stream of objects.
+//!   `cvo dt reconcile`; [`load`]: its input, a YAML stream of objects, with [`fields`]
+//!   (unknown fields and the paths of type errors).
 //! - [`index`]: the controller's index of watched objects (and of its own writes) that every
 //!   reconcile's `World` is cut from.
 //!
@@ -25,12 +28,14 @@
 
 pub mod apiserver;
 pub mod binder;
+pub mod class;
 pub mod conditions;
 pub mod controller;
 pub mod crds;
 pub mod dns1123;
 pub mod environment;
 pub mod executor;
+pub mod fields;
 pub mod index;
 pub mod keys;
 pub mod load;
@@ -38,6 +43,7 @@ pub mod matching;
 pub mod meta;
 pub mod model;
 pub mod offline;
+pub mod parameters;
 pub mod phase;
 pub mod provisioner;
 pub mod reclaim;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{LimitRange, Namespace, ResourceQuota, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
@@ -30,6 +30,8 @@ pub enum Kind {
     Namespace,
     ServiceAccount,
     RoleBinding,
+    ResourceQuota,
+    LimitRange,
     Secret,
 }
 
@@ -46,6 +48,8 @@ impl Kind {
             Kind::Namespace => "Namespace",
             Kind::ServiceAccount => "ServiceAccount",
             Kind::RoleBinding => "RoleBinding",
+            Kind::ResourceQuota => "ResourceQuota",
+            Kind::LimitRange => "LimitRange",
             Kind::Secret => "Secret",
         }
     }
@@ -56,7 +60,7 @@ impl Kind {
     }
 
     /// Every kind, in [`Kind`] order.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 12] = [
         Kind::DeploymentTargetClass,
         Kind::DeploymentTarget,
         Kind::DeploymentTargetClaim,
@@ -66,6 +70,8 @@ impl Kind {
         Kind::Namespace,
         Kind::ServiceAccount,
         Kind::RoleBinding,
+        Kind::ResourceQuota,
+        Kind::LimitRange,
         Kind::Secret,
     ];
 
@@ -78,7 +84,11 @@ impl Kind {
             | Kind::Environment => "appstudio.redhat.com/v1alpha1",
             Kind::GitOpsDeploymentManagedEnvironment => "managed-gitops.redhat.com/v1alpha1",
             Kind::SpaceRequest => "toolchain.dev.openshift.com/v1alpha1",
-            Kind::Namespace | Kind::ServiceAccount | Kind::Secret => "v1",
+            Kind::Namespace
+            | Kind::ServiceAccount
+            | Kind::ResourceQuota
+            | Kind::LimitRange
+            | Kind::Secret => "v1",
             Kind::RoleBinding => "rbac.authorization.k8s.io/v1",
         }
     }
@@ -93,7 +103,12 @@ impl Kind {
     pub fn is_custom(self) -> bool {
         !matches!(
             self,
-            Kind::Namespace | Kind::ServiceAccount | Kind::RoleBinding | Kind::Secret
+            Kind::Namespace
+                | Kind::ServiceAccount
+                | Kind::RoleBinding
+                | Kind::ResourceQuota
+                | Kind::LimitRange
+                | Kind::Secret
         )
     }
 }
@@ -144,6 +159,8 @@ pub enum Object {
     Namespace(Namespace),
     ServiceAccount(ServiceAccount),
     RoleBinding(RoleBinding),
+    ResourceQuota(ResourceQuota),
+    LimitRange(LimitRange),
     Secret(Secret),
 }
 
@@ -159,6 +176,8 @@ impl Object {
             Object::Namespace(_) => Kind::Namespace,
             Object::ServiceAccount(_) => Kind::ServiceAccount,
             Object::RoleBinding(_) => Kind::RoleBinding,
+            Object::ResourceQuota(_) => Kind::ResourceQuota,
+            Object::LimitRange(_) => Kind::LimitRange,
             Object::Secret(_) => Kind::Secret,
         }
     }
@@ -174,6 +193,8 @@ impl Object {
             Object::Namespace(o) => o.meta(),
             Object::ServiceAccount(o) => o.meta(),
             Object::RoleBinding(o) => o.meta(),
+            Object::ResourceQuota(o) => o.meta(),
+            Object::LimitRange(o) => o.meta(),
             Object::Secret(o) => o.meta(),
         }
     }
@@ -189,6 +210,8 @@ impl Object {
             Object::Namespace(o) => o.meta_mut(),
             Object::ServiceAccount(o) => o.meta_mut(),
             Object::RoleBinding(o) => o.meta_mut(),
+            Object::ResourceQuota(o) => o.meta_mut(),
+            Object::LimitRange(o) => o.meta_mut(),
             Object::Secret(o) => o.meta_mut(),
         }
     }
@@ -205,6 +228,8 @@ impl Object {
             Object::Namespace(o) => serde_json::to_value(o),
             Object::ServiceAccount(o) => serde_json::to_value(o),
             Object::RoleBinding(o) => serde_json::to_value(o),
+            Object::ResourceQuota(o) => serde_json::to_value(o),
+            Object::LimitRange(o) => serde_json::to_value(o),
             Object::Secret(o) => serde_json::to_value(o),
         };
         // Serializing these types cannot fail: their maps have string keys.
@@ -212,9 +237,9 @@ impl Object {
     }
 
     /// An object of `kind` read from JSON (whose `apiVersion` and `kind`, when present, must
-    /// be that kind's).
-    pub fn from_value(kind: Kind, value: serde_json::Value) -> Result<Object, serde_json::Error> {
-        use serde_json::from_value as read;
+    /// be that kind's); an error names the field it is in (`spec.claimRef: invalid type...`).
+    pub fn from_value(kind: Kind, value: serde_json::Value) -> Result<Object, String> {
+        use super::fields::from_value as read;
         Ok(match kind {
             Kind::DeploymentTargetClass => Object::Class(read(value)?),
             Kind::DeploymentTarget => Object::Target(read(value)?),
@@ -225,6 +250,8 @@ impl Object {
             Kind::Namespace => Object::Namespace(read(value)?),
             Kind::ServiceAccount => Object::ServiceAccount(read(value)?),
             Kind::RoleBinding => Object::RoleBinding(read(value)?),
+            Kind::ResourceQuota => Object::ResourceQuota(read(value)?),
+            Kind::LimitRange => Object::LimitRange(read(value)?),
             Kind::Secret => Object::Secret(read(value)?),
         })
     }
@@ -424,6 +451,20 @@ impl World {
         RoleBinding,
         RoleBinding
     );
+    typed_access!(
+        resource_quota,
+        resource_quotas,
+        ResourceQuota,
+        ResourceQuota,
+        ResourceQuota
+    );
+    typed_access!(
+        limit_range,
+        limit_ranges,
+        LimitRange,
+        LimitRange,
+        LimitRange
+    );
     typed_access!(secret, secrets, Secret, Secret, Secret);
 }
 
@@ -480,13 +521,60 @@ pub enum Write {
     UpdateStatus(Object),
     /// Deleting an object with finalizers only marks it (`deletionTimestamp`).
     Delete(ObjectRef),
-    /// Creates `secret` with its `kubeconfig` key filled in from `kubeconfig` and a token for
-    /// `service_account`.
+    /// Creates `secret` with a kubeconfig holding a new token ([`KubeconfigToken`]).
     CreateKubeconfigSecret {
         secret: Secret,
-        service_account: ObjectRef,
-        kubeconfig: KubeconfigTemplate,
+        token: KubeconfigToken,
     },
+    /// Replaces `secret` (as read, with its `resourceVersion`) with one holding a new token:
+    /// the renewal of a token before it expires.
+    RenewKubeconfigSecret {
+        secret: Secret,
+        token: KubeconfigToken,
+    },
+}
+
+/// The token a kubeconfig Secret is written with: one for `service_account` from the
+/// TokenRequest API (offline, a placeholder), asked to be valid `expiration_seconds`; the API
+/// server may cap that (`--service-account-max-token-expiration`), so what the Secret records
+/// ([`fill_kubeconfig_secret`]) is the expiry the server gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeconfigToken {
+    pub service_account: ObjectRef,
+    pub kubeconfig: KubeconfigTemplate,
+    pub expiration_seconds: i64,
+}
+
+/// Writes the kubeconfig authenticating with `token` into `secret` (key `kubeconfig`) and
+/// records when the token was issued and when it expires (annotations
+/// [`ANN_TOKEN_ISSUED_AT`](super::keys::ANN_TOKEN_ISSUED_AT) and
+/// [`ANN_TOKEN_EXPIRES_AT`](super::keys::ANN_TOKEN_EXPIRES_AT)), from which its renewal is
+/// decided.
+pub fn fill_kubeconfig_secret(
+    secret: &mut Secret,
+    kubeconfig: &KubeconfigTemplate,
+    token: &str,
+    issued: k8s_openapi::jiff::Timestamp,
+    expires: k8s_openapi::jiff::Timestamp,
+) {
+    use super::keys::{ANN_TOKEN_EXPIRES_AT, ANN_TOKEN_ISSUED_AT};
+    let text = kubeconfig.render(token);
+    let data = secret.data.get_or_insert_with(Default::default);
+    data.insert(
+        "kubeconfig".into(),
+        k8s_openapi::ByteString(text.into_bytes()),
+    );
+    let annotations = secret
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
+    annotations.insert(ANN_TOKEN_ISSUED_AT.into(), rfc3339(issued));
+    annotations.insert(ANN_TOKEN_EXPIRES_AT.into(), rfc3339(expires));
+}
+
+/// A time as Kubernetes writes them: RFC 3339, UTC, whole seconds.
+pub fn rfc3339(t: k8s_openapi::jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 impl Write {
@@ -494,6 +582,7 @@ impl Write {
     pub fn verb(&self) -> &'static str {
         match self {
             Write::Create(_) | Write::CreateKubeconfigSecret { .. } => "create",
+            Write::RenewKubeconfigSecret { .. } => "renew token",
             Write::Update(_) => "update",
             Write::UpdateStatus(_) => "update status",
             Write::Delete(_) => "delete",
@@ -505,7 +594,8 @@ impl Write {
         match self {
             Write::Create(o) | Write::Update(o) | Write::UpdateStatus(o) => o.reference(),
             Write::Delete(r) => r.clone(),
-            Write::CreateKubeconfigSecret { secret, .. } => {
+            Write::CreateKubeconfigSecret { secret, .. }
+            | Write::RenewKubeconfigSecret { secret, .. } => {
                 Object::Secret(secret.clone()).reference()
             }
         }
@@ -625,6 +715,8 @@ mod tests {
             Object::Namespace(Namespace::default()),
             Object::ServiceAccount(ServiceAccount::default()),
             Object::RoleBinding(RoleBinding::default()),
+            Object::ResourceQuota(ResourceQuota::default()),
+            Object::LimitRange(LimitRange::default()),
             Object::Secret(Secret::default()),
         ]
     }

@@ -12,13 +12,14 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::model::{Context, Kind, Object, ObjectRef, Outcome, World, Write};
-use super::{binder, environment, reclaim, space_request};
+use super::{binder, class, environment, reclaim, space_request};
 
 /// A reconcile function, as every controller of the component has one.
 pub type Reconcile = fn(&ObjectRef, &World, &Context) -> Outcome;
 
 /// The reconcilers the simulator runs, by the kind each reconciles.
 pub const RECONCILERS: &[(Kind, Reconcile)] = &[
+    (Kind::DeploymentTargetClass, class::reconcile_class),
     (Kind::DeploymentTarget, reclaim::reconcile_target),
     (Kind::DeploymentTargetClaim, binder::reconcile_claim),
     (Kind::Environment, environment::reconcile_environment),
@@ -127,6 +128,7 @@ fn describe(write: &Write) -> String {
 /// the user for which upstream returns no error (a claim that wants a claimed target).
 fn error_condition(world: &World, reference: &ObjectRef) -> Option<String> {
     let conditions = match world.get(reference)? {
+        Object::Class(c) => &c.status.as_ref()?.conditions,
         Object::Target(t) => &t.status.as_ref()?.conditions,
         Object::Claim(c) => &c.status.as_ref()?.conditions,
         Object::Environment(e) => &e.status.as_ref()?.conditions,

@@ -9,7 +9,7 @@ use super::types::{
 impl DeploymentTarget {
     /// `status.phase`; `None` is `""`.
     pub fn phase(&self) -> Option<TargetPhase> {
-        self.status.as_ref().and_then(|s| s.phase)
+        self.status.as_ref().and_then(|s| s.phase.clone())
     }
 
     /// Sets `status.phase`; true when it changed.
@@ -17,7 +17,7 @@ impl DeploymentTarget {
         let status = self
             .status
             .get_or_insert_with(DeploymentTargetStatus::default);
-        let changed = status.phase != Some(phase);
+        let changed = status.phase.as_ref() != Some(&phase);
         status.phase = Some(phase);
         changed
     }

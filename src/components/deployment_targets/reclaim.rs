@@ -62,10 +62,33 @@ impl Reclaimer<'_> {
             return invalid_policy(class);
         };
         match (deleting, policy) {
-            (false, ReclaimPolicy::Retain) => self.forget_deleted_claim(),
-            (false, ReclaimPolicy::Delete) => Verdict::Ok(Next::Done),
+            (false, ReclaimPolicy::Retain) => {
+                self.forget_deleted_claim();
+                self.maintain(class)
+            }
+            (false, ReclaimPolicy::Delete) => self.maintain(class),
             (true, ReclaimPolicy::Retain) => self.finish(),
             (true, ReclaimPolicy::Delete) => self.deprovision(),
+        }
+    }
+
+    /// A live target: its provisioner keeps what it holds as the class says.
+    fn maintain(&mut self, class: &DeploymentTargetClass) -> Verdict {
+        let provisioner = provisioner::for_target(&self.target);
+        match provisioner.maintain(&self.target, class, self.world, self.ctx) {
+            Ok((changes, next)) => {
+                self.out.writes.extend(changes.writes);
+                self.out.events.extend(changes.events);
+                Verdict::Ok(next)
+            }
+            Err(why) => Verdict::Problem {
+                message: why.clone(),
+                error: None,
+                warning: Warning {
+                    reason: "MaintenanceFailed",
+                    message: why,
+                },
+            },
         }
     }
 
@@ -79,12 +102,19 @@ impl Reclaimer<'_> {
         Object::Target(self.target.clone()).reference()
     }
 
-    /// `Retain`: a `claimRef` naming a claim that no longer exists is cleared, so the target
-    /// can be claimed again. (With `Delete` it is left dangling, as upstream leaves it.)
-    fn forget_deleted_claim(&mut self) -> Verdict {
+    /// `Retain`: a `claimRef` naming a claim that no longer exists, on a target that was bound
+    /// to it, is cleared, so the target can be claimed again. (With `Delete` it is left
+    /// dangling, as upstream leaves it.) A target that was never bound keeps its `claimRef`:
+    /// it is reserved for a claim to come, as a PersistentVolume pre-bound to a claim that does
+    /// not exist yet is (upstream clears it, and the first claim without a target takes it).
+    fn forget_deleted_claim(&mut self) {
         let claim = self.target.spec.claim_ref.clone();
         let ns = self.target.metadata.namespace.clone().unwrap_or_default();
-        if !claim.is_empty() && self.world.claim(&ns, &claim).is_none() {
+        let was_bound = matches!(
+            self.target.phase(),
+            Some(TargetPhase::Bound | TargetPhase::Released | TargetPhase::Failed)
+        );
+        if was_bound && !claim.is_empty() && self.world.claim(&ns, &claim).is_none() {
             self.target.spec.claim_ref.clear();
             self.update();
             let message = format!(
@@ -93,7 +123,6 @@ impl Reclaimer<'_> {
             self.out
                 .event(self.reference(), EventType::Normal, "Released", message);
         }
-        Verdict::Ok(Next::Done)
     }
 
     /// Removes the finalizer: the target goes.
@@ -236,13 +265,25 @@ mod tests {
 
     #[test]
     fn retain_clears_a_claim_ref_to_a_claim_that_is_gone() {
+        use TargetPhase::{Available, Bound, Failed, Other, Released};
+        // (policy, the target's phase, its claim exists, the claimRef left)
         let cases = [
-            ("Retain", false, ""),
-            ("Retain", true, "c"),
-            ("Delete", false, "c"),
+            ("Retain", Some(Bound), false, ""),
+            ("Retain", Some(Released), false, ""),
+            ("Retain", Some(Failed), false, ""),
+            ("Retain", Some(Bound), true, "c"),
+            ("Delete", Some(Bound), false, "c"),
+            // Never bound: reserved for a claim to come, as a pre-bound PersistentVolume.
+            ("Retain", None, false, "c"),
+            ("Retain", Some(Available), false, "c"),
+            ("Retain", Some(Other("Bogus".into())), false, "c"),
         ];
-        for (policy, claim_exists, want) in cases {
-            let mut objects = vec![held().claim_ref("c").object(), class("cls", "x", policy)];
+        for (policy, phase, claim_exists, want) in cases {
+            let mut dt = held().claim_ref("c");
+            if let Some(phase) = phase.clone() {
+                dt = dt.phase(phase);
+            }
+            let mut objects = vec![dt.object(), class("cls", "x", policy)];
             if claim_exists {
                 objects.push(claim("c", "cls").object());
             }
@@ -250,7 +291,7 @@ mod tests {
             assert_eq!(
                 w.target("ns", "dt").unwrap().spec.claim_ref,
                 want,
-                "{policy}, claim exists: {claim_exists}"
+                "{policy}, {phase:?}, claim exists: {claim_exists}"
             );
         }
     }

@@ -5,8 +5,10 @@
 //! or writes on behalf of others (toolchain's `SpaceRequest`, managed-gitops's
 //! `GitOpsDeploymentManagedEnvironment`) are here too, reduced to the fields it uses.
 //!
-//! Every optional field defaults, so objects written by other tools deserialize; a phase this
-//! crate does not know reads as no phase (only the controllers write phases).
+//! Every optional field defaults, so objects written by other tools deserialize; a claim phase
+//! this crate does not know reads as no phase (only the binder writes them), a target phase is
+//! kept as written (users and other tools write them, and upstream binds no target whose phase
+//! is not `""` or `Available`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
@@ -66,7 +68,7 @@ impl KubernetesCredentials {
 pub struct DeploymentTargetStatus {
     #[serde(
         default,
-        deserialize_with = "lenient_phase",
+        deserialize_with = "target_phase",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(with = "Option<String>")]
@@ -75,8 +77,10 @@ pub struct DeploymentTargetStatus {
     pub conditions: Vec<Condition>,
 }
 
-/// `DeploymentTarget.status.phase`. No phase (`""`) counts as `Available` for matching.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+/// `DeploymentTarget.status.phase`. No phase (`""`) counts as `Available` for matching; a
+/// phase of no known name is kept as written ([`TargetPhase::Other`]) and, as upstream's
+/// `doesDTMatchDTC` has it, never matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TargetPhase {
     /// Not yet available for binding (never written by a controller, as upstream).
     Pending,
@@ -86,6 +90,47 @@ pub enum TargetPhase {
     Released,
     /// Freeing external resources did not finish in time.
     Failed,
+    /// A phase no controller writes (another tool's, or a typo), as written.
+    Other(String),
+}
+
+impl TargetPhase {
+    /// The phase as `status.phase` holds it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            TargetPhase::Pending => "Pending",
+            TargetPhase::Available => "Available",
+            TargetPhase::Bound => "Bound",
+            TargetPhase::Released => "Released",
+            TargetPhase::Failed => "Failed",
+            TargetPhase::Other(other) => other,
+        }
+    }
+
+    /// The phase written as `text` (`""` is no phase).
+    pub fn parse(text: &str) -> Option<TargetPhase> {
+        Some(match text {
+            "" => return None,
+            "Pending" => TargetPhase::Pending,
+            "Available" => TargetPhase::Available,
+            "Bound" => TargetPhase::Bound,
+            "Released" => TargetPhase::Released,
+            "Failed" => TargetPhase::Failed,
+            other => TargetPhase::Other(other.to_owned()),
+        })
+    }
+}
+
+impl std::fmt::Display for TargetPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for TargetPhase {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 /// `DeploymentTargetClaim` (namespaced): a request for a DeploymentTarget of a class.
@@ -152,7 +197,9 @@ pub enum ClaimPhase {
 pub struct DeploymentTargetClassSpec {
     /// e.g. `appstudio.redhat.com/namespace` or `appstudio.redhat.com/devsandbox`.
     pub provisioner: String,
-    /// No parameters are defined (as upstream).
+    /// What the provisioner is told (upstream defines none). The CRD keeps whatever is written
+    /// here, so that a parameter the provisioner does not know is reported on the class
+    /// ([`super::parameters`]) instead of being pruned away by the API server unseen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<ClassParameters>,
     /// `Delete` or `Retain`; kept as written so that another value is reported, not refused
@@ -160,11 +207,33 @@ pub struct DeploymentTargetClassSpec {
     pub reclaim_policy: String,
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
-pub struct ClassParameters {}
+/// `spec.parameters` as written: any object (the CRD preserves unknown fields in it); each
+/// provisioner reads and checks its own ([`super::parameters`]).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct ClassParameters(pub serde_json::Map<String, serde_json::Value>);
 
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
-pub struct DeploymentTargetClassStatus {}
+impl JsonSchema for ClassParameters {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClassParameters".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "description": "Parameters of the class's provisioner (see its documentation); one it does not know is an error on the class.",
+            "x-kubernetes-preserve-unknown-fields": true,
+        })
+    }
+}
+
+/// The class's `ErrorOccurred` condition: whether its parameters are valid for its provisioner
+/// (upstream's class has an empty status).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct DeploymentTargetClassStatus {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
 
 /// `DeploymentTargetClass.spec.reclaimPolicy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,6 +459,15 @@ pub struct ToolchainCondition {
     pub message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<String>,
+}
+
+/// A target's phase as written; `""` is none, a name no controller writes is kept.
+fn target_phase<'de, D>(deserializer: D) -> Result<Option<TargetPhase>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let raw = Option::<String>::deserialize(deserializer)?;
+    Ok(raw.as_deref().and_then(TargetPhase::parse))
 }
 
 /// A phase as written; `""` or a value this crate does not know reads as none.

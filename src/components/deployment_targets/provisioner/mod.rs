@@ -40,6 +40,19 @@ pub trait Provisioner: Sync {
         ctx: &Context,
     ) -> Result<Changes, String>;
 
+    /// The writes that keep what a live `target` of `class` holds as the class says (the
+    /// namespace provisioner: its quota, its LimitRange, a token renewed before it expires),
+    /// and when to look again. An error is shown on the target. Nothing, by default.
+    fn maintain(
+        &self,
+        _target: &DeploymentTarget,
+        _class: &DeploymentTargetClass,
+        _world: &World,
+        _ctx: &Context,
+    ) -> Result<(Changes, Next), String> {
+        Ok((Changes::default(), Next::Done))
+    }
+
     /// The writes that free what `target` (being deleted, class `Delete`) holds, and how far
     /// that has come.
     fn deprovision(

@@ -1,34 +1,48 @@
 //! `appstudio.redhat.com/namespace`: `cvo`'s own provisioner, which needs nothing outside the
-//! cluster. For a claim `C` in namespace `NS` it makes, each only when missing:
+//! cluster. For a claim `C` in namespace `NS` it makes, each only when missing, with what the
+//! class's parameters say ([`crate::components::deployment_targets::parameters`]):
 //!
-//! 1. the Namespace `NS--C` ([`namespace_name`]), labelled with the claim, its namespace and
-//!    the target, so that deprovisioning deletes only a namespace made for that target;
-//! 2. the ServiceAccount `deployment-target` in it, and the RoleBinding
-//!    `deployment-target-admin` giving it the ClusterRole `admin` in that namespace only;
-//! 3. the Secret `C-dt-kubeconfig` in `NS`, a kubeconfig for that ServiceAccount (the executor
-//!    requests its token);
-//! 4. the DeploymentTarget `C-dt` in `NS`, reserved for `C` (`claimRef`), then its status
+//! 1. the Namespace [`namespace_name`] (`NS--C` as ADR 8 draws it, when that is unambiguous),
+//!    labelled with the claim, its namespace and the target, so that deprovisioning deletes
+//!    only a namespace made for that target;
+//! 2. in it, the class's ResourceQuota and LimitRange (`deployment-target`), before anyone has
+//!    access;
+//! 3. the ServiceAccount `deployment-target` in it, and the RoleBinding
+//!    `deployment-target-<role>` giving it the class's ClusterRole (`admin` by default) in that
+//!    namespace only;
+//! 4. the Secret `C-dt-kubeconfig` in `NS`, a kubeconfig for that ServiceAccount (the executor
+//!    requests its token, for the class's lifetime, and records when it expires);
+//! 5. the DeploymentTarget `C-dt` in `NS`, reserved for `C` (`claimRef`), then its status
 //!    `Available`. The binder binds it on its next reconcile.
 //!
+//! A class's `maxClaimsPerNamespace` caps how many targets it provisions for one namespace's
+//! claims. While a target lives, [`NamespaceProvisioner::maintain`] keeps the quota and the
+//! LimitRange as the class says and renews the token once 80% of its lifetime has passed.
 //! Deprovisioning deletes that Secret and that Namespace (only if labelled for the target) and
 //! waits until the namespace is gone.
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{LimitRange, Namespace, ResourceQuota, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use sha2::Digest as _;
 
 use super::{Changes, Deprovisioned, Deprovisioning, Provisioner};
 use crate::components::deployment_targets::keys::{
-    ANN_DYNAMICALLY_PROVISIONED, LABEL_CLAIM, LABEL_TARGET, PROVISIONER_NAMESPACE,
+    ANN_DYNAMICALLY_PROVISIONED, ANN_TOKEN_EXPIRES_AT, ANN_TOKEN_ISSUED_AT, LABEL_CLAIM,
+    LABEL_TARGET, PROVISIONER_NAMESPACE,
 };
 use crate::components::deployment_targets::meta::{
-    annotation, is_deleting, label, name, namespace,
+    annotation, is_deleting, label, name, namespace, set_annotation,
 };
 use crate::components::deployment_targets::model::{
-    Context, Event, EventType, Kind, KubeconfigTemplate, Next, Object, ObjectRef, World, Write,
+    Context, Event, EventType, Kind, KubeconfigTemplate, KubeconfigToken, Next, Object, ObjectRef,
+    World, Write,
+};
+use crate::components::deployment_targets::parameters::{
+    NamespaceParameters, namespace_parameters,
 };
 use crate::components::deployment_targets::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, DeploymentTargetSpec,
@@ -40,11 +54,6 @@ use crate::components::deployment_targets::types::{
 pub const LABEL_CLAIM_NAMESPACE: &str = "appstudio.openshift.io/dtc-namespace";
 /// The ServiceAccount in a provisioned namespace whose kubeconfig the target holds.
 pub const SERVICE_ACCOUNT: &str = "deployment-target";
-/// The RoleBinding of that ServiceAccount to the ClusterRole `admin`, in that namespace only.
-pub const ROLE_BINDING: &str = "deployment-target-admin";
-/// The ClusterRole the ServiceAccount is given in its namespace: everything in it, but no
-/// quota or the namespace itself.
-pub const CLUSTER_ROLE: &str = "admin";
 /// How long a provisioned namespace may take to go after its target's deletion before the
 /// target is `Failed`. The namespace controller deletes every object in it and waits for their
 /// finalizers, which takes seconds; a namespace still there after five minutes is stuck (an
@@ -60,24 +69,57 @@ const MAX_CLAIM_NAME: usize = 60;
 
 pub struct NamespaceProvisioner;
 
-/// The namespace made for claim `claim` of namespace `claim_namespace`: `NS--C` as ADR 8 draws
-/// it (`team-a--prod-dtc`). A name that is not a DNS label as it stands (longer than 63, or
-/// with dots, which claim names may have) is cut to 54 characters, dots made dashes, and
-/// ends with 8 hex digits of a hash of `NS/C`, so that two claims never share one.
+/// The namespace made for claim `claim` of namespace `claim_namespace`; no two claims get the
+/// same one (the mapping is injective, so no tenant can take another's name):
+///
+/// - `NS--C` as ADR 8 draws it (`team-a--prod-dtc`) when that holds exactly one `--` (and no
+///   longer run of dashes), the claim name has no dot and the whole fits a DNS label (63):
+///   that one `--` splits it back into `NS` and `C`.
+/// - Otherwise `NS-C` with dots made dashes and every run of dashes made one, cut to 46
+///   characters, then `-` and 16 hex digits of SHA-256 of `NS/C` (`team-a-prod-v1-<hash>`).
+///   Such a name holds no `--`, so it is never one of the first form, and two of them are the
+///   same only if 64 bits of SHA-256 of distinct inputs are.
 pub fn namespace_name(claim_namespace: &str, claim: &str) -> String {
     let plain = format!("{claim_namespace}--{claim}");
-    let label = plain.replace('.', "-");
-    if label == plain && label.len() <= 63 {
-        return label;
+    // One `--` and no longer run of dashes: it can be split back in one way only.
+    let unambiguous = plain.match_indices("--").count() == 1 && !plain.contains("---");
+    if unambiguous && !claim.contains('.') && plain.len() <= 63 {
+        return plain;
     }
     let digest = sha2::Sha256::digest(format!("{claim_namespace}/{claim}"));
-    let head: String = label.chars().take(54).collect();
+    let mut head = String::new();
+    for ch in format!("{claim_namespace}-{claim}").chars() {
+        let ch = if ch == '.' { '-' } else { ch };
+        if !(ch == '-' && head.ends_with('-')) {
+            head.push(ch);
+        }
+    }
+    let head: String = head.chars().take(NAMESPACE_HEAD).collect();
     format!(
         "{}-{}",
         head.trim_end_matches('-'),
-        &hex::encode(digest)[..8]
+        &hex::encode(digest)[..HASH_DIGITS]
     )
 }
+
+/// Hex digits of the hash that ends a namespace name of the second form (64 bits: no one finds
+/// another claim that hashes the same).
+const HASH_DIGITS: usize = 16;
+/// What of `NS-C` a namespace name of the second form keeps: 63 less the dash and the hash.
+const NAMESPACE_HEAD: usize = 63 - 1 - HASH_DIGITS;
+
+/// The ResourceQuota and the LimitRange the class's parameters ask for in each namespace.
+pub const LIMITS: &str = "deployment-target";
+
+/// The RoleBinding giving the ServiceAccount `role` in its namespace
+/// (`deployment-target-admin` for the default role).
+pub fn role_binding_name(role: &str) -> String {
+    format!("deployment-target-{role}")
+}
+
+/// A token is renewed once this share of its lifetime has passed (as the kubelet renews the
+/// tokens it projects: at 80%).
+const RENEW_AFTER_PERCENT: i64 = 80;
 
 /// `<claim>-dt`, the target made for a claim (as devsandbox names it).
 pub fn target_name(claim: &str) -> String {
@@ -134,7 +176,7 @@ impl Provisioner for NamespaceProvisioner {
     fn provision(
         &self,
         claim: &DeploymentTargetClaim,
-        _class: &DeploymentTargetClass,
+        class: &DeploymentTargetClass,
         world: &World,
         ctx: &Context,
     ) -> Result<Changes, String> {
@@ -145,13 +187,52 @@ impl Provisioner for NamespaceProvisioner {
                 target_name(c)
             ));
         }
+        let parameters = namespace_parameters(class)?;
+        let existing = world.target(ns, &target_name(c));
+        if existing.is_none() {
+            check_cap(world, claim, class, &parameters)?;
+        }
+        // A target made earlier keeps its namespace (one named by an older form of the name).
+        let target_ns = match existing {
+            Some(t) if !t.spec.kubernetes_credentials.default_namespace.is_empty() => {
+                t.spec.kubernetes_credentials.default_namespace.clone()
+            }
+            _ => namespace_name(ns, c),
+        };
         let mut changes = Changes::default();
-        let target_ns = namespace_name(ns, c);
         ensure_namespace(&mut changes, world, ns, c, &target_ns)?;
-        ensure_access(&mut changes, world, ns, c, &target_ns);
-        ensure_secret(&mut changes, world, ns, c, &target_ns, ctx)?;
+        ensure_limits(&mut changes, world, ns, c, &target_ns, &parameters)?;
+        ensure_access(&mut changes, world, ns, c, &target_ns, &parameters.role);
+        ensure_secret(&mut changes, world, ns, c, &target_ns, &parameters, ctx)?;
         ensure_target(&mut changes, world, claim, &target_ns, ctx)?;
         Ok(changes)
+    }
+
+    fn maintain(
+        &self,
+        target: &DeploymentTarget,
+        class: &DeploymentTargetClass,
+        world: &World,
+        ctx: &Context,
+    ) -> Result<(Changes, Next), String> {
+        let (ns, t) = (namespace(&target.metadata), name(&target.metadata));
+        let made = annotation(&target.metadata, ANN_DYNAMICALLY_PROVISIONED);
+        let target_ns = target
+            .spec
+            .kubernetes_credentials
+            .default_namespace
+            .as_str();
+        let ours = (world.namespace(target_ns))
+            .filter(|n| made_for_target(&n.metadata, ns, t) && !is_deleting(&n.metadata));
+        let (Some(PROVISIONER_NAMESPACE), Some(made_ns)) = (made, ours) else {
+            return Ok((Changes::default(), Next::Done));
+        };
+        let parameters = namespace_parameters(class)?;
+        let c = label(&made_ns.metadata, LABEL_CLAIM).unwrap_or_default();
+        let mut changes = Changes::default();
+        ensure_limits(&mut changes, world, ns, c, target_ns, &parameters)?;
+        let next = renew_token(&mut changes, world, target, &parameters, ctx);
+        Ok((changes, next))
     }
 
     fn deprovision(
@@ -206,6 +287,16 @@ pub fn targets_for_namespace(n: &Namespace, world: &World) -> Vec<ObjectRef> {
     (found.iter())
         .map(|t| Object::Target((*t).clone()).reference())
         .collect()
+}
+
+/// The watch of the kubeconfig Secrets it writes: the target a Secret was made for (whose
+/// reconcile renews the token in it).
+pub fn target_for_secret(secret: &Secret) -> Option<ObjectRef> {
+    let meta = &secret.metadata;
+    let target = label(meta, LABEL_TARGET)?;
+    let ns = label(meta, LABEL_CLAIM_NAMESPACE)?;
+    (meta.namespace.as_deref() == Some(ns))
+        .then(|| ObjectRef::new(Kind::DeploymentTarget, ns, target))
 }
 
 /// The namespace `n` is being deleted: wait, or give up once the target has waited too long.
@@ -267,8 +358,15 @@ fn ensure_namespace(
     }
 }
 
-/// The ServiceAccount and its RoleBinding to `admin` in the made namespace.
-fn ensure_access(changes: &mut Changes, world: &World, ns: &str, c: &str, target_ns: &str) {
+/// The ServiceAccount and its RoleBinding to `role` in the made namespace.
+fn ensure_access(
+    changes: &mut Changes,
+    world: &World,
+    ns: &str,
+    c: &str,
+    target_ns: &str,
+    role: &str,
+) {
     if world.service_account(target_ns, SERVICE_ACCOUNT).is_none() {
         let account = ServiceAccount {
             metadata: made_meta(SERVICE_ACCOUNT, Some(target_ns), ns, c),
@@ -278,13 +376,14 @@ fn ensure_access(changes: &mut Changes, world: &World, ns: &str, c: &str, target
             .writes
             .push(Write::Create(Object::ServiceAccount(account)));
     }
-    if world.role_binding(target_ns, ROLE_BINDING).is_none() {
+    let binding_name = role_binding_name(role);
+    if world.role_binding(target_ns, &binding_name).is_none() {
         let binding = RoleBinding {
-            metadata: made_meta(ROLE_BINDING, Some(target_ns), ns, c),
+            metadata: made_meta(&binding_name, Some(target_ns), ns, c),
             role_ref: RoleRef {
                 api_group: "rbac.authorization.k8s.io".into(),
                 kind: "ClusterRole".into(),
-                name: CLUSTER_ROLE.into(),
+                name: role.into(),
             },
             subjects: Some(vec![Subject {
                 api_group: None,
@@ -306,6 +405,7 @@ fn ensure_secret(
     ns: &str,
     c: &str,
     target_ns: &str,
+    parameters: &NamespaceParameters,
     ctx: &Context,
 ) -> Result<(), String> {
     let secret_name = secret_name(c);
@@ -317,13 +417,26 @@ fn ensure_secret(
         }
         return Ok(());
     }
-    let settings = &ctx.namespace_provisioner;
     changes.writes.push(Write::CreateKubeconfigSecret {
         secret: Secret {
             metadata: made_meta(&secret_name, Some(ns), ns, c),
             type_: Some("Opaque".into()),
             ..Secret::default()
         },
+        token: kubeconfig_token(target_ns, parameters, ctx),
+    });
+    Ok(())
+}
+
+/// The token of the ServiceAccount in `target_ns`, for a kubeconfig of the API server the
+/// controller was told of.
+fn kubeconfig_token(
+    target_ns: &str,
+    parameters: &NamespaceParameters,
+    ctx: &Context,
+) -> KubeconfigToken {
+    let settings = &ctx.namespace_provisioner;
+    KubeconfigToken {
         service_account: ObjectRef::new(Kind::ServiceAccount, target_ns, SERVICE_ACCOUNT),
         kubeconfig: KubeconfigTemplate {
             server: settings.server.clone(),
@@ -332,8 +445,168 @@ fn ensure_secret(
             namespace: target_ns.to_owned(),
             user: SERVICE_ACCOUNT.into(),
         },
+        expiration_seconds: parameters.token_expiration_seconds,
+    }
+}
+
+/// The class's `maxClaimsPerNamespace`: the targets it provisioned for the claims of this
+/// claim's namespace (those not being deleted) leave room for one more.
+fn check_cap(
+    world: &World,
+    claim: &DeploymentTargetClaim,
+    class: &DeploymentTargetClass,
+    parameters: &NamespaceParameters,
+) -> Result<(), String> {
+    let Some(cap) = parameters.max_claims_per_namespace else {
+        return Ok(());
+    };
+    let ns = namespace(&claim.metadata);
+    let class_name = name(&class.metadata);
+    let provisioned = (world.targets(ns))
+        .filter(|t| {
+            annotation(&t.metadata, ANN_DYNAMICALLY_PROVISIONED) == Some(PROVISIONER_NAMESPACE)
+                && t.spec.deployment_target_class_name == class_name
+                && !is_deleting(&t.metadata)
+        })
+        .count();
+    match provisioned < cap as usize {
+        true => Ok(()),
+        false => Err(format!(
+            "namespace {ns} already has {provisioned} DeploymentTargets of DeploymentTargetClass {class_name}, its maxClaimsPerNamespace; delete a claim of that class, or ask the class's owner for a higher limit"
+        )),
+    }
+}
+
+/// The class's ResourceQuota and LimitRange in the made namespace, as its parameters say them
+/// now: created, updated when they differ, deleted when the class no longer asks for them.
+fn ensure_limits(
+    changes: &mut Changes,
+    world: &World,
+    ns: &str,
+    c: &str,
+    target_ns: &str,
+    parameters: &NamespaceParameters,
+) -> Result<(), String> {
+    let quota = parameters.resource_quota.clone().map(|spec| ResourceQuota {
+        metadata: limits_meta(target_ns, ns, c, &spec),
+        spec: Some(spec),
+        ..ResourceQuota::default()
     });
+    let current = world.resource_quota(target_ns, LIMITS);
+    reconcile_made(changes, current, quota, Object::ResourceQuota, ns, c)?;
+    let range = parameters.limit_range.clone().map(|spec| LimitRange {
+        metadata: limits_meta(target_ns, ns, c, &spec),
+        spec: Some(spec),
+    });
+    let current = world.limit_range(target_ns, LIMITS);
+    reconcile_made(changes, current, range, Object::LimitRange, ns, c)
+}
+
+/// The metadata of a quota or LimitRange made from `spec`: the labels of what is made for the
+/// claim, and a digest of the spec as the class gave it ([`ANN_LIMITS_SPEC`]). What the API
+/// server stores differs (it writes quantities its own way and defaults a LimitRange's
+/// `default` from `max`), so whether the class changed is told by the digest, not the spec.
+fn limits_meta<S: serde::Serialize>(target_ns: &str, ns: &str, c: &str, spec: &S) -> ObjectMeta {
+    let mut meta = made_meta(LIMITS, Some(target_ns), ns, c);
+    let text = serde_json::to_string(spec).unwrap_or_default();
+    let digest = hex::encode(sha2::Sha256::digest(text));
+    set_annotation(&mut meta, ANN_LIMITS_SPEC, &digest[..16]);
+    meta
+}
+
+/// On the ResourceQuota and LimitRange the namespace provisioner makes: a digest of the spec
+/// the class gave.
+pub const ANN_LIMITS_SPEC: &str = "provisioner.appstudio.redhat.com/spec-digest";
+
+/// Brings an object the provisioner makes to `wanted`: created, replaced when the class's
+/// spec changed (its digest differs), or deleted. One of that name it did not make is an error.
+fn reconcile_made<T: kube::Resource + Clone>(
+    changes: &mut Changes,
+    current: Option<&T>,
+    wanted: Option<T>,
+    wrap: fn(T) -> Object,
+    ns: &str,
+    c: &str,
+) -> Result<(), String> {
+    let same = |a: &T, b: &T| {
+        annotation(a.meta(), ANN_LIMITS_SPEC) == annotation(b.meta(), ANN_LIMITS_SPEC)
+    };
+    if let Some(current) = current {
+        let meta = current.meta();
+        if label(meta, LABEL_CLAIM) != Some(c) || label(meta, LABEL_CLAIM_NAMESPACE) != Some(ns) {
+            let object = wrap(current.clone()).reference();
+            return Err(format!(
+                "{object} exists and was not made for DeploymentTargetClaim {c} in namespace {ns}"
+            ));
+        }
+    }
+    match (current, wanted) {
+        (None, Some(wanted)) => changes.writes.push(Write::Create(wrap(wanted))),
+        (Some(current), Some(mut wanted)) if !same(current, &wanted) => {
+            let digest = annotation(wanted.meta(), ANN_LIMITS_SPEC).map(str::to_owned);
+            *wanted.meta_mut() = current.meta().clone();
+            set_annotation(
+                wanted.meta_mut(),
+                ANN_LIMITS_SPEC,
+                &digest.unwrap_or_default(),
+            );
+            changes.writes.push(Write::Update(wrap(wanted)));
+        }
+        (Some(current), None) => {
+            let reference = wrap(current.clone()).reference();
+            changes.writes.push(Write::Delete(reference));
+        }
+        _ => {}
+    }
     Ok(())
+}
+
+/// When the token in a kubeconfig Secret the provisioner wrote is due for renewal: once
+/// [`RENEW_AFTER_PERCENT`] of the lifetime it was given has passed (`None`: now, because the
+/// Secret does not say when its token was issued or expires, as those of older versions).
+pub fn renewal_time(secret: &Secret) -> Option<Timestamp> {
+    let read = |key: &str| -> Option<Timestamp> { annotation(&secret.metadata, key)?.parse().ok() };
+    let issued = read(ANN_TOKEN_ISSUED_AT)?;
+    let expires = read(ANN_TOKEN_EXPIRES_AT)?;
+    let lifetime = expires.duration_since(issued).as_secs();
+    let after = SignedDuration::from_secs(lifetime * RENEW_AFTER_PERCENT / 100);
+    issued.checked_add(after).ok()
+}
+
+/// Renews the target's token when it is due; when to look again.
+fn renew_token(
+    changes: &mut Changes,
+    world: &World,
+    target: &DeploymentTarget,
+    parameters: &NamespaceParameters,
+    ctx: &Context,
+) -> Next {
+    let ns = namespace(&target.metadata);
+    let credentials = &target.spec.kubernetes_credentials;
+    let Some(secret) = world
+        .secret(ns, &credentials.cluster_credentials_secret)
+        .filter(|s| made_for_target(&s.metadata, ns, name(&target.metadata)))
+    else {
+        return Next::Done;
+    };
+    match renewal_time(secret) {
+        Some(at) if at > ctx.now => {
+            let wait = ctx.now.duration_until(at).unsigned_abs();
+            Next::RequeueAfter(wait.max(Duration::from_secs(1)))
+        }
+        _ => {
+            changes.writes.push(Write::RenewKubeconfigSecret {
+                secret: secret.clone(),
+                token: kubeconfig_token(&credentials.default_namespace, parameters, ctx),
+            });
+            let message = format!("renewed the token in Secret {}", name(&secret.metadata));
+            changes
+                .events
+                .push(event(target, EventType::Normal, "TokenRenewed", message));
+            // The next reconcile reads the new expiry and waits for it.
+            Next::Done
+        }
+    }
 }
 
 /// The target `C-dt`, `Available`; one of that name must be this provisioner's, for this claim.
@@ -421,24 +694,64 @@ mod tests {
         assert_eq!(namespace_name("team-a", "prod-dtc"), "team-a--prod-dtc");
         let dotted = namespace_name("team-a", "prod.v1");
         assert!(
-            dotted.starts_with("team-a--prod-v1-") && dotted.len() == "team-a--prod-v1-".len() + 8,
+            dotted.starts_with("team-a-prod-v1-") && dotted.len() == "team-a-prod-v1-".len() + 16,
             "{dotted}"
-        );
-        assert_ne!(
-            dotted,
-            namespace_name("team-a", "prod-v1"),
-            "no two claims share one"
         );
         let long = namespace_name("team-a", &"x".repeat(70));
         assert_eq!(long.len(), 63);
         assert_eq!(long, namespace_name("team-a", &"x".repeat(70)));
-        // The cut falls on the separator: the name ends `<53 a>-<hash>`, no dash doubled.
-        let cut = namespace_name(&"a".repeat(53), &"b".repeat(20));
-        assert_eq!(cut.len(), 62);
-        assert!(
-            cut.starts_with(&format!("{}-", "a".repeat(53))) && !cut.contains("--"),
-            "{cut}"
-        );
+        // The cut falls on a dash: no dash doubled, none before the hash.
+        let cut = namespace_name(&"a".repeat(45), &"b".repeat(20));
+        assert_eq!(cut, format!("{}-{}", "a".repeat(45), &cut[46..]));
+        assert!(!cut.contains("--"), "{cut}");
+    }
+
+    /// Names tenants could pick to take another's namespace: each pair maps to two names, and
+    /// every name is a DNS label.
+    #[test]
+    fn no_two_claims_share_a_namespace_name() {
+        let pairs: &[(&str, &str)] = &[
+            // The collision of `NS--C`: claim `a--b` in `team`, claim `b` in `team--a`.
+            ("team", "a--b"),
+            ("team--a", "b"),
+            ("team-a", "b"),
+            ("team", "a-b"),
+            ("team-", "-a"),
+            ("team-", "a"),
+            ("team", "-a"),
+            ("t", "eam--a--b"),
+            ("team--a--b", "c"),
+            // A plain name that spells a hashed one, and the dotted claim it would copy.
+            ("x", "abc.d"),
+            ("x", "abc-d"),
+            ("x", "abc--d"),
+            ("x--abc", "d"),
+            // Dots and dashes that fold together.
+            ("team", "a.b"),
+            ("team", "a-.b"),
+            ("team", "a.-b"),
+            ("team", "a..b"),
+            // Too long for the plain form, alike in their first 46 characters.
+            ("team", &"p".repeat(60)),
+            ("team", &format!("{}q", "p".repeat(59))),
+            (&"n".repeat(40), &"c".repeat(30)),
+            (&"n".repeat(40), &format!("{}d", "c".repeat(29))),
+        ];
+        let mut names = std::collections::BTreeMap::new();
+        for (ns, claim) in pairs {
+            let made = namespace_name(ns, claim);
+            let errors = crate::components::deployment_targets::dns1123::label_errors(&made);
+            assert!(errors.is_empty(), "{ns}/{claim}: {made}: {errors:?}");
+            if let Some(other) = names.insert(made.clone(), (ns, claim)) {
+                panic!("{ns}/{claim} and {}/{} both get {made}", other.0, other.1);
+            }
+        }
+        // The plain form for the unambiguous pairs, readable as ADR 8 draws it.
+        assert_eq!(namespace_name("team-a", "b"), "team-a--b");
+        assert_eq!(namespace_name("team", "a-b"), "team--a-b");
+        // The second form holds no `--`: it never spells a first-form name.
+        assert!(!namespace_name("team", "a--b").contains("--"));
+        assert!(!namespace_name("team--a", "b").contains("--"));
     }
 
     fn provision(w: &World, c: &DeploymentTargetClaim) -> Result<Changes, String> {
@@ -486,7 +799,9 @@ mod tests {
         let ns = w.namespace("ns--c").unwrap();
         let want_labels = labels("ns", "c");
         assert_eq!(ns.metadata.labels.as_ref(), Some(&want_labels));
-        let binding = w.role_binding("ns--c", ROLE_BINDING).unwrap();
+        let binding = w
+            .role_binding("ns--c", &role_binding_name("admin"))
+            .unwrap();
         assert_eq!(
             (
                 binding.role_ref.kind.as_str(),
@@ -503,18 +818,19 @@ mod tests {
             ),
             ("ServiceAccount", SERVICE_ACCOUNT, Some("ns--c"))
         );
-        let Write::CreateKubeconfigSecret {
-            service_account,
-            kubeconfig,
-            ..
-        } = &changes.writes[3]
-        else {
+        let Write::CreateKubeconfigSecret { token, .. } = &changes.writes[3] else {
             panic!()
         };
         assert_eq!(
-            service_account,
-            &ObjectRef::new(Kind::ServiceAccount, "ns--c", SERVICE_ACCOUNT)
+            token.service_account,
+            ObjectRef::new(Kind::ServiceAccount, "ns--c", SERVICE_ACCOUNT)
         );
+        assert_eq!(
+            token.expiration_seconds,
+            365 * 24 * 3600,
+            "a year by default"
+        );
+        let kubeconfig = &token.kubeconfig;
         assert_eq!(
             (
                 kubeconfig.server.as_str(),
@@ -638,5 +954,229 @@ mod tests {
                 .unwrap_err()
                 .starts_with("the claim name ccc")
         );
+    }
+
+    fn class_with(parameters: serde_json::Value) -> DeploymentTargetClass {
+        let Object::Class(mut cls) = crate::components::deployment_targets::testing::class(
+            "cls",
+            PROVISIONER_NAMESPACE,
+            "Delete",
+        ) else {
+            unreachable!()
+        };
+        cls.spec.parameters = parameters
+            .as_object()
+            .cloned()
+            .map(crate::components::deployment_targets::types::ClassParameters);
+        cls
+    }
+
+    /// Runs the provisioner for `claim` until it asks for nothing more.
+    fn provisioned(
+        mut w: World,
+        claim: &DeploymentTargetClaim,
+        class: &DeploymentTargetClass,
+    ) -> World {
+        for _ in 0..3 {
+            let changes = NamespaceProvisioner
+                .provision(claim, class, &w, &ctx())
+                .unwrap();
+            if changes.writes.is_empty() {
+                return w;
+            }
+            w = applied(
+                w,
+                &crate::components::deployment_targets::model::Outcome {
+                    writes: changes.writes,
+                    ..crate::components::deployment_targets::model::Outcome::done()
+                },
+            );
+        }
+        panic!("the provisioner does not settle")
+    }
+
+    #[test]
+    fn class_parameters_shape_what_is_made() {
+        let class = class_with(serde_json::json!({
+            "role": "edit",
+            "tokenExpirationSeconds": 3600,
+            "resourceQuota": {"hard": {"pods": "4"}},
+            "limitRange": {"limits": [{"type": "Container", "default": {"cpu": "250m"}}]},
+        }));
+        let changes = NamespaceProvisioner
+            .provision(&marked(), &class, &World::new(), &ctx())
+            .unwrap();
+        let order: Vec<String> = (changes.writes.iter())
+            .map(|w| w.target().to_string())
+            .collect();
+        assert_eq!(
+            order[..5],
+            [
+                "Namespace ns--c",
+                "ResourceQuota ns--c/deployment-target",
+                "LimitRange ns--c/deployment-target",
+                "ServiceAccount ns--c/deployment-target",
+                "RoleBinding ns--c/deployment-target-edit",
+            ],
+            "the limits are in place before anyone has access"
+        );
+        let Write::CreateKubeconfigSecret { token, .. } = &changes.writes[5] else {
+            panic!("{:?}", changes.writes[5])
+        };
+        assert_eq!(token.expiration_seconds, 3600);
+        let w = provisioned(World::new(), &marked(), &class);
+        let quota = w.resource_quota("ns--c", LIMITS).unwrap();
+        let hard = quota.spec.as_ref().unwrap().hard.as_ref().unwrap();
+        assert_eq!(hard["pods"].0, "4");
+        assert_eq!(quota.metadata.labels.as_ref(), Some(&labels("ns", "c")));
+        let range = w.limit_range("ns--c", LIMITS).unwrap();
+        assert_eq!(range.spec.as_ref().unwrap().limits[0].type_, "Container");
+        let binding = w.role_binding("ns--c", "deployment-target-edit").unwrap();
+        assert_eq!(binding.role_ref.name, "edit");
+
+        // A class with parameters the provisioner does not know provisions nothing.
+        let bad = class_with(serde_json::json!({"quota": {"pods": "4"}}));
+        let refused = NamespaceProvisioner.provision(&marked(), &bad, &World::new(), &ctx());
+        assert!(
+            refused
+                .unwrap_err()
+                .starts_with("DeploymentTargetClass cls: spec.parameters.quota: "),
+        );
+    }
+
+    #[test]
+    fn max_claims_per_namespace_caps_what_a_class_provisions_for_a_namespace() {
+        let class = class_with(serde_json::json!({"maxClaimsPerNamespace": 1}));
+        let first = marked();
+        let w = provisioned(World::new(), &first, &class);
+        let second = claim("d", "cls")
+            .annotation(ANN_TARGET_PROVISIONER, "cls")
+            .build();
+        assert_eq!(
+            NamespaceProvisioner.provision(&second, &class, &w, &ctx()),
+            Err("namespace ns already has 1 DeploymentTargets of DeploymentTargetClass cls, its maxClaimsPerNamespace; delete a claim of that class, or ask the class's owner for a higher limit".into())
+        );
+        // The first claim's own provisioning goes on; another namespace has its own count.
+        assert_eq!(
+            NamespaceProvisioner.provision(&first, &class, &w, &ctx()),
+            Ok(Changes::default())
+        );
+        let mut elsewhere = second.clone();
+        elsewhere.metadata.namespace = Some("other".into());
+        assert!(
+            NamespaceProvisioner
+                .provision(&elsewhere, &class, &w, &ctx())
+                .is_ok()
+        );
+        // A target of the class being deleted no longer counts.
+        let mut w = w;
+        if let Some(Object::Target(t)) =
+            w.get_mut(&ObjectRef::new(Kind::DeploymentTarget, "ns", "c-dt"))
+        {
+            t.metadata.deletion_timestamp = Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ctx().now),
+            );
+        }
+        assert!(
+            NamespaceProvisioner
+                .provision(&second, &class, &w, &ctx())
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn tokens_are_renewed_after_80_percent_of_the_lifetime_the_server_gave() {
+        let class = class_with(serde_json::json!({"tokenExpirationSeconds": 3600}));
+        let w = provisioned(World::new(), &marked(), &class);
+        let target = w.target("ns", "c-dt").unwrap().clone();
+        let secret = w.secret("ns", "c-dt-kubeconfig").unwrap().clone();
+        // Offline the token is issued at now for the hour asked: renewed 48 minutes on.
+        assert_eq!(
+            renewal_time(&secret),
+            Some("2024-05-01T12:48:00Z".parse().unwrap())
+        );
+        let at = |now: &str| Context::at(now.parse().unwrap());
+        let (changes, next) = NamespaceProvisioner
+            .maintain(&target, &class, &w, &at("2024-05-01T12:30:00Z"))
+            .unwrap();
+        assert_eq!(changes, Changes::default());
+        assert_eq!(next, Next::RequeueAfter(Duration::from_secs(18 * 60)));
+        let (changes, next) = NamespaceProvisioner
+            .maintain(&target, &class, &w, &at("2024-05-01T12:48:00Z"))
+            .unwrap();
+        assert_eq!(next, Next::Done);
+        let [
+            Write::RenewKubeconfigSecret {
+                secret: renewed,
+                token,
+            },
+        ] = &changes.writes[..]
+        else {
+            panic!("{:?}", changes.writes)
+        };
+        assert_eq!(
+            renewed, &secret,
+            "the Secret as read, with its resourceVersion"
+        );
+        assert_eq!(token.expiration_seconds, 3600);
+        assert_eq!(changes.events[0].reason, "TokenRenewed");
+
+        // A server that capped a year to an hour: the renewal follows what it gave.
+        let mut capped = secret.clone();
+        set_annotation(
+            &mut capped.metadata,
+            ANN_TOKEN_ISSUED_AT,
+            "2024-05-01T12:00:00Z",
+        );
+        set_annotation(
+            &mut capped.metadata,
+            ANN_TOKEN_EXPIRES_AT,
+            "2024-05-01T13:00:00Z",
+        );
+        assert_eq!(
+            renewal_time(&capped),
+            Some("2024-05-01T12:48:00Z".parse().unwrap())
+        );
+        // A Secret that does not say (an older version's) is renewed now.
+        let mut unknown = secret.clone();
+        unknown.metadata.annotations = None;
+        assert_eq!(renewal_time(&unknown), None);
+    }
+
+    #[test]
+    fn limits_follow_the_class_while_the_target_lives() {
+        let class = class_with(serde_json::json!({"resourceQuota": {"hard": {"pods": "4"}}}));
+        let w = provisioned(World::new(), &marked(), &class);
+        let target = w.target("ns", "c-dt").unwrap().clone();
+        let maintain = |class: &DeploymentTargetClass| {
+            let (changes, _) = NamespaceProvisioner
+                .maintain(&target, class, &w, &ctx())
+                .unwrap();
+            (changes.writes.iter())
+                .map(|w| format!("{} {}", w.verb(), w.target()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(maintain(&class), Vec::<String>::new());
+        let raised = class_with(serde_json::json!({
+            "resourceQuota": {"hard": {"pods": "8"}},
+            "limitRange": {"limits": [{"type": "Container"}]},
+        }));
+        assert_eq!(
+            maintain(&raised),
+            [
+                "update ResourceQuota ns--c/deployment-target",
+                "create LimitRange ns--c/deployment-target"
+            ]
+        );
+        assert_eq!(
+            maintain(&class_with(serde_json::json!({}))),
+            ["delete ResourceQuota ns--c/deployment-target"]
+        );
+        // A user-made target is not the provisioner's to maintain.
+        let user = crate::components::deployment_targets::testing::target("c-dt", "cls").build();
+        let (changes, next) = NamespaceProvisioner
+            .maintain(&user, &class, &w, &ctx())
+            .unwrap();
+        assert_eq!((changes, next), (Changes::default(), Next::Done));
     }
 }
