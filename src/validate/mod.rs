@@ -148,7 +148,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 38] = [
+    pub const ALL: [Code; 39] = [
         Code::NoManifests,
         Code::UnreadableFile,
         Code::IgnoredFile,
