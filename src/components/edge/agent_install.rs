@@ -431,7 +431,7 @@ pub fn payload_settings(image: &str) -> InstallSettings {
 /// administrator's, and a CVO that could write Secrets would hold every namespace's: its RBAC
 /// is a ClusterRole), and what runs the agent, which the edge agent's operator
 /// (`crate::components::edge_operator`) creates once the hub settings are there.
-const NOT_IN_PAYLOAD: [&str; 3] = ["Secret", "Deployment", "CronJob"];
+pub const NOT_IN_PAYLOAD: [&str; 3] = ["Secret", "Deployment", "CronJob"];
 
 /// The payload files of `settings`: one file per object, `0000_50_openhorizon-agent_NN_KIND.yaml`,
 /// each document under [`CAPABILITY`] and the profiles that run a CVO, without the kinds of

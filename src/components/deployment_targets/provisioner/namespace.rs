@@ -119,7 +119,7 @@ pub fn role_binding_name(role: &str) -> String {
 
 /// A token is renewed once this share of its lifetime has passed (as the kubelet renews the
 /// tokens it projects: at 80%).
-const RENEW_AFTER_PERCENT: i64 = 80;
+pub const RENEW_AFTER_PERCENT: i64 = 80;
 
 /// `<claim>-dt`, the target made for a claim (as devsandbox names it).
 pub fn target_name(claim: &str) -> String {
