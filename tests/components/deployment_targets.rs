@@ -300,10 +300,19 @@ pub async fn namespace_provisioner_lifecycle(ctx: &Ctx<'_>) -> anyhow::Result<()
         dtc.finalizers()
     );
     let targets: Api<DeploymentTarget> = Api::namespaced(admin.clone(), "team-a");
-    let dt = targets
+    // The target's own finalizer comes from its controller's next reconcile, which may follow
+    // the claim's Bound: wait for it (up to 30 s) rather than race it.
+    let mut dt = targets
         .get(&dtc.spec.target_name)
         .await
         .context("the bound target")?;
+    for _ in 0..60 {
+        if dt.finalizers().contains(&keys::FINALIZER_DT.to_string()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        dt = targets.get(&dtc.spec.target_name).await?;
+    }
     ensure!(
         dt.spec.claim_ref == "dev",
         "claimRef {:?}",
@@ -316,7 +325,11 @@ pub async fn namespace_provisioner_lifecycle(ctx: &Ctx<'_>) -> anyhow::Result<()
             .map(String::as_str)
             == Some(keys::PROVISIONER_NAMESPACE)
     );
-    ensure!(dt.finalizers().contains(&keys::FINALIZER_DT.to_string()));
+    ensure!(
+        dt.finalizers().contains(&keys::FINALIZER_DT.to_string()),
+        "{:?}",
+        dt.finalizers()
+    );
     let provisioned = dt.spec.kubernetes_credentials.default_namespace.clone();
     // The binder's Events reach the claim (events.k8s.io/v1, reporting controller cvo-...).
     let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(admin.clone(), "team-a");
