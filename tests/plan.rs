@@ -371,14 +371,19 @@ fn bundled_upgrade_pair() {
             "rbac.authorization.k8s.io/ClusterRoleBinding//system:openshift:storage-migrator",
             "batch/Job/openshift-storage-migration/migrate-config-storage-4-18",
             "/ServiceAccount/openshift-console-operator/console-operator",
+            // The monitoring stack's access and upstream's alerts (manifests/ of 4.18.0).
+            "rbac.authorization.k8s.io/Role/openshift-cluster-version/prometheus-k8s",
+            "rbac.authorization.k8s.io/RoleBinding/openshift-cluster-version/prometheus-k8s",
+            "monitoring.coreos.com/PrometheusRule/openshift-cluster-version/cluster-version-operator",
         ])
     );
     assert_eq!(
         ids(&plan, "delete"),
         set(&["/Service/openshift-etcd-operator/etcd-operator-legacy-metrics"])
     );
-    // The CVO's ClusterRole grows (validatingwebhookconfigurations) besides the 4.17.0 ones.
-    assert_eq!(ids(&plan, "update").len(), 5, "{:#}", plan["update"]);
+    // The CVO's ClusterRole grows (validatingwebhookconfigurations), its leader-election Role and
+    // ServiceMonitor change (monitoring over TLS), besides the 4.17.0 ones.
+    assert_eq!(ids(&plan, "update").len(), 7, "{:#}", plan["update"]);
     assert!(plan["leftBehind"].as_array().unwrap().is_empty());
     // AgentInstall, DeploymentTargets and EdgeAgent arrive with 4.18.0, disabled on this cluster: none of
     // them is created.
