@@ -242,22 +242,12 @@ fn plan(args: NmpPlanArgs) -> CliResult {
         .and_then(|id| id.split_once('/'))
         .map_or("", |(org, _)| org)
         .to_owned();
-    let versions: AgentFileVersions = strict(
+    let (versions, manifests, policies) = read_hub_inputs(
         &args.versions,
-        "agent file versions",
-        &[
-            "agentSoftwareVersions",
-            "agentConfigVersions",
-            "agentCertVersions",
-            "lastUpdated",
-        ],
+        args.manifests.as_deref(),
+        &args.policies,
+        &org,
     )?;
-    warn_invalid_versions(&args.versions, &versions);
-    let mut manifests = match &args.manifests {
-        Some(dir) => read_manifests(dir)?,
-        None => BTreeMap::new(),
-    };
-    let policies = read_policies(&args.policies, &org, &mut manifests)?;
     let fleet: Vec<FleetNode> = (nodes.iter())
         .map(|(id, node)| {
             let policy = policies_of.get(id).cloned();
@@ -345,22 +335,12 @@ fn status(args: NmpStatusArgs) -> CliResult {
         Some(path) => Some(document::<NodePolicy>(path, Doc::NodePolicy, "nodePolicy")?.1),
         None => None,
     };
-    let versions: AgentFileVersions = strict(
+    let (versions, manifests, policies) = read_hub_inputs(
         &args.versions,
-        "agent file versions",
-        &[
-            "agentSoftwareVersions",
-            "agentConfigVersions",
-            "agentCertVersions",
-            "lastUpdated",
-        ],
+        args.manifests.as_deref(),
+        &args.policies,
+        &org,
     )?;
-    warn_invalid_versions(&args.versions, &versions);
-    let mut manifests = match &args.manifests {
-        Some(dir) => read_manifests(dir)?,
-        None => BTreeMap::new(),
-    };
-    let policies = read_policies(&args.policies, &org, &mut manifests)?;
     let now = args.now.as_second();
     let until = now + i64::from(args.steps) * MONITOR_PERIOD;
     if until > last_time() {
@@ -555,6 +535,39 @@ const NMP_KEYS: [&str; 13] = [
     "lastUpdated",
     "created",
 ];
+
+/// What `nmp status` and `nmp plan` both read from the hub's files: the agent file versions
+/// (warned about when invalid), the upgrade manifests, and the policies of `org` (whose seed's
+/// `atLeastVersion` adds a manifest).
+#[allow(clippy::type_complexity)]
+fn read_hub_inputs(
+    versions: &Path,
+    manifests: Option<&Path>,
+    policies: &Path,
+    org: &str,
+) -> anyhow::Result<(
+    AgentFileVersions,
+    BTreeMap<String, UpgradeManifest>,
+    BTreeMap<String, ManagementPolicy>,
+)> {
+    let file_versions: AgentFileVersions = strict(
+        versions,
+        "agent file versions",
+        &[
+            "agentSoftwareVersions",
+            "agentConfigVersions",
+            "agentCertVersions",
+            "lastUpdated",
+        ],
+    )?;
+    warn_invalid_versions(versions, &file_versions);
+    let mut manifests = match manifests {
+        Some(dir) => read_manifests(dir)?,
+        None => BTreeMap::new(),
+    };
+    let policies = read_policies(policies, org, &mut manifests)?;
+    Ok((file_versions, manifests, policies))
+}
 
 /// The policies by `ORG/NAME`, validated; the seed's `atLeastVersion` becomes a manifest
 /// `seed-NAME`.
