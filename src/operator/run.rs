@@ -706,8 +706,8 @@ async fn retrieve_in_time(
     force: bool,
     options: &RunOptions,
 ) -> Result<Option<Retrieved>, LoadFailure> {
-    // The cluster's ImageDigestMirrorSets, read for each retrieval as a node would pull it.
-    let images = crate::cluster::mirror_sets::with_cluster_mirrors(client, &options.images).await;
+    // The cluster's mirror sets and pull secret, read for each retrieval as a node would pull it.
+    let images = crate::cluster::pull_secret::as_a_node_pulls(client, &options.images).await;
     let release = release.clone();
     let (sources, profile) = (options.release_sources, options.facts.profile.clone());
     // The verifier the applied payload declares (upstream builds it from the payload it runs).
