@@ -10,7 +10,7 @@ use crate::payload::source::SourceError;
 use crate::payload::{LoadOptions, Payload, PayloadSource, read_image, read_input};
 use crate::verify::config::VerifierConfig;
 use crate::verify::release::Verification;
-use crate::verify::store::{Store, offer_signatures};
+use crate::verify::store::{Egress, Store, offer_signatures};
 
 /// A retrieved release.
 #[derive(Debug)]
@@ -23,6 +23,15 @@ pub struct Retrieved {
     pub forced_unverified: Option<String>,
 }
 
+/// How a release's signatures are checked: the verifier the current payload declares, the
+/// signatures of the signature ConfigMaps, and how the stores are reached.
+#[derive(Clone, Copy, Debug)]
+pub struct SignatureCheck<'a> {
+    pub verifier: &'a VerifierConfig,
+    pub local_signatures: &'a [Vec<u8>],
+    pub egress: &'a Egress,
+}
+
 /// Retrieves, verifies (when the current payload declares a verifier) and loads `release`,
 /// rendering `{{.ReleaseImage}}` as the requested image and the manifests for `cluster_profile`.
 pub async fn retrieve(
@@ -30,17 +39,16 @@ pub async fn retrieve(
     images: &oci::Options,
     sources: ReleaseSources,
     cluster_profile: &str,
-    verifier: Option<&VerifierConfig>,
-    local_signatures: &[Vec<u8>],
+    signatures: Option<SignatureCheck<'_>>,
     force: bool,
 ) -> Result<Retrieved, LoadFailure> {
     let source = match sources {
         ReleaseSources::Registries => release_source(&release.image)?,
         ReleaseSources::RegistriesAndLocalFiles => PayloadSource::from_arg(Some(&release.image)),
     };
-    let (verified, forced_unverified) = match verifier {
+    let (verified, forced_unverified) = match signatures {
         None => (false, None),
-        Some(verifier) => match verify(&release.image, verifier, local_signatures).await {
+        Some(check) => match verify(&release.image, check).await {
             Ok(()) => (true, None),
             Err(message) if force => {
                 tracing::warn!(image = %release.image, "an image that failed verification is used because the update is forced: {message}");
@@ -103,13 +111,14 @@ pub async fn retrieve(
 }
 
 /// Upstream `RetrievePayload`'s verification: the digest after the image's `@` must be signed
-/// by every keyring of `verifier`, through the signature ConfigMaps' signatures first, then its
-/// stores; else `The update cannot be verified: ...`.
-async fn verify(
-    image: &str,
-    verifier: &VerifierConfig,
-    local_signatures: &[Vec<u8>],
-) -> Result<(), String> {
+/// by every keyring of the verifier, through the signature ConfigMaps' signatures first, then
+/// its stores; else `The update cannot be verified: ...`.
+async fn verify(image: &str, check: SignatureCheck<'_>) -> Result<(), String> {
+    let SignatureCheck {
+        verifier,
+        local_signatures,
+        egress,
+    } = check;
     let digest = image.rsplit_once('@').map(|(_, d)| d).unwrap_or("");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -132,7 +141,7 @@ async fn verify(
             None => Store::Http(url.clone()),
         })
         .collect();
-    offer_signatures(&stores, digest, &mut verification).await;
+    offer_signatures(&stores, digest, &mut verification, egress).await;
     verification.finish().map(|_| ()).map_err(cannot)
 }
 
@@ -160,7 +169,6 @@ mod tests {
             ReleaseSources::RegistriesAndLocalFiles,
             "p",
             None,
-            &[],
             false,
         )
         .await
@@ -201,7 +209,6 @@ mod tests {
             ReleaseSources::Registries,
             "p",
             None,
-            &[],
             false,
         )
         .await

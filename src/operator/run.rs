@@ -729,16 +729,27 @@ async fn retrieve_in_time(
         }
         Some(Err(e)) => return Err(cannot(e.to_string())),
     };
-    let local = match &verifier {
-        Some(_) => signature_config_maps(client, &release.image).await,
-        None => Vec::new(),
+    let (local, egress) = match &verifier {
+        Some(_) => {
+            // The stores are reached as the update service is (upstream's one HTTP client).
+            let fetch = cluster_fetch_options(client, &options.update_fetch).await;
+            let egress = crate::verify::store::Egress {
+                ca_bundle: fetch.ca_bundle,
+                proxy: fetch.proxy,
+            };
+            (signature_config_maps(client, &release.image).await, egress)
+        }
+        None => Default::default(),
     };
     let retrieval = tokio::spawn(async move {
-        let verifier = verifier.as_ref();
-        retrieve(
-            &release, &images, sources, &profile, verifier, &local, force,
-        )
-        .await
+        let signatures = verifier
+            .as_ref()
+            .map(|verifier| super::retrieve::SignatureCheck {
+                verifier,
+                local_signatures: &local,
+                egress: &egress,
+            });
+        retrieve(&release, &images, sources, &profile, signatures, force).await
     });
     match tokio::time::timeout(options.payload_timeout, retrieval).await {
         Ok(Ok(result)) => result.map(Some),
