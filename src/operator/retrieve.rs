@@ -21,6 +21,8 @@ pub struct Retrieved {
     /// Why it is not verified when `force` let it through (upstream's
     /// `The update cannot be verified: ...`), for the accepted risks.
     pub forced_unverified: Option<String>,
+    /// The signatures that verified it (one per keyring at least), to be persisted.
+    pub signatures: Vec<Vec<u8>>,
 }
 
 /// How a release's signatures are checked: the verifier the current payload declares, the
@@ -46,13 +48,13 @@ pub async fn retrieve(
         ReleaseSources::Registries => release_source(&release.image)?,
         ReleaseSources::RegistriesAndLocalFiles => PayloadSource::from_arg(Some(&release.image)),
     };
-    let (verified, forced_unverified) = match signatures {
-        None => (false, None),
+    let (verified, forced_unverified, signatures) = match signatures {
+        None => (false, None, Vec::new()),
         Some(check) => match verify(&release.image, check).await {
-            Ok(()) => (true, None),
+            Ok(signatures) => (true, None, signatures),
             Err(message) if force => {
                 tracing::warn!(image = %release.image, "an image that failed verification is used because the update is forced: {message}");
-                (false, Some(message))
+                (false, Some(message), Vec::new())
             }
             Err(message) => {
                 return Err(LoadFailure {
@@ -107,13 +109,14 @@ pub async fn retrieve(
         payload,
         verified,
         forced_unverified,
+        signatures,
     })
 }
 
 /// Upstream `RetrievePayload`'s verification: the digest after the image's `@` must be signed
 /// by every keyring of the verifier, through the signature ConfigMaps' signatures first, then
-/// its stores; else `The update cannot be verified: ...`.
-async fn verify(image: &str, check: SignatureCheck<'_>) -> Result<(), String> {
+/// its stores; the signatures that did it, else `The update cannot be verified: ...`.
+async fn verify(image: &str, check: SignatureCheck<'_>) -> Result<Vec<Vec<u8>>, String> {
     let SignatureCheck {
         verifier,
         local_signatures,
@@ -129,7 +132,7 @@ async fn verify(image: &str, check: SignatureCheck<'_>) -> Result<(), String> {
     let mut verification = Verification::start(digest, &verifier.keyrings, now).map_err(cannot)?;
     for signature in local_signatures {
         if verification.offer(Ok(signature)) {
-            return Ok(());
+            return Ok(verification.accepted);
         }
     }
     let stores: Vec<Store> = (verifier.stores.iter())
@@ -142,7 +145,7 @@ async fn verify(image: &str, check: SignatureCheck<'_>) -> Result<(), String> {
         })
         .collect();
     offer_signatures(&stores, digest, &mut verification, egress).await;
-    verification.finish().map(|_| ()).map_err(cannot)
+    verification.finish().map_err(cannot)
 }
 
 fn retrieval_failed(error: SourceError) -> LoadFailure {

@@ -1004,7 +1004,8 @@ fn proxy_api(ctx: &Ctx<'_>) -> Api<kube::core::DynamicObject> {
     )
 }
 
-/// No Proxy `cluster`, and none of the CA ConfigMap the signature test makes.
+/// No Proxy `cluster`, and none of the ConfigMaps the signature test makes (the CA, the saved
+/// signatures).
 async fn remove_proxy(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let config_maps: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), "openshift-config");
     for result in [
@@ -1014,6 +1015,10 @@ async fn remove_proxy(ctx: &Ctx<'_>) -> anyhow::Result<()> {
             .map(|_| ()),
         config_maps
             .delete("signature-store-ca", &DeleteParams::default())
+            .await
+            .map(|_| ()),
+        Api::<ConfigMap>::namespaced(ctx.admin.clone(), "openshift-config-managed")
+            .delete("signatures-managed", &DeleteParams::default())
             .await
             .map(|_| ()),
     ] {
@@ -1138,11 +1143,24 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
             accepted == "False" && message.ends_with(&format!("failure=The update cannot be verified: unable to verify {digest} against keyrings: verifier-public-key-test")),
             "{message}"
         );
-        sign_into(&digest, "4.18.0", &spec_store)?;
+        let spec_signature = std::fs::read(sign_into(&digest, "4.18.0", &spec_store)?)?;
         once(old)?;
         let s = status(ctx).await?;
         check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
         ensure!(s.history[0].verified && s.history[0].image == *new, "{:?}", s.history);
+        // The signature that verified it is saved where upstream saves it.
+        let managed = Api::<ConfigMap>::namespaced(ctx.admin.clone(), "openshift-config-managed")
+            .get("signatures-managed")
+            .await?;
+        let labels = managed.metadata.labels.clone().unwrap_or_default();
+        let saved = managed.binary_data.clone().unwrap_or_default();
+        let saved_key = format!("{}-0", digest.replacen(':', "-", 1));
+        ensure!(
+            labels.get("release.openshift.io/verification-signatures").map(String::as_str) == Some("")
+                && saved.get(&saved_key).map(|b| &b.0) == Some(&spec_signature)
+                && saved.len() == 1,
+            "{managed:?}"
+        );
         let clear = json!({"spec": {"signatureStores": null}});
         api.patch("version", &PatchParams::default(), &Patch::Merge(&clear)).await?;
 
