@@ -175,6 +175,7 @@ impl ImageArgs {
                 .chain(docker_config.map(|d| d.join("config.json")))
                 .collect(),
             progress,
+            pull_secret: None,
         };
         if let Some(user) = &self.registry_username {
             let mut password = String::new();
