@@ -4,12 +4,14 @@
 //! it is being deleted.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use rayon::prelude::*;
 use serde_json::Value;
 
-use super::fields::{schema_of, unknown_fields};
+use super::fields::{CompiledSchema, UnknownField, schema_of};
 use super::model::{Kind, Object, ObjectRef, World};
 use crate::suggest::suggest;
 use crate::yaml::{
@@ -37,29 +39,35 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// Reads every document of `text` into a [`World`]. Linear in the number of documents.
+/// Reads every document of `text` into a [`World`]. Linear in the number of documents; the
+/// documents are parsed, checked against their kind's schema and typed on every core, then
+/// taken in order (so the first problem reported is the first in the stream, as one pass finds
+/// it).
 pub fn load(text: &str) -> Result<Loaded, LoadError> {
     let chunks = split(text)?;
+    let schemas = Schemas::default();
+    let documents: Vec<(usize, Result<Vec<Read>, LoadError>)> = (chunks.into_par_iter())
+        .enumerate()
+        .map(|(index, chunk)| (chunk.line, read_document(chunk, index + 1, &schemas)))
+        .collect();
     let mut loaded = Loaded::default();
     let mut seen: HashMap<ObjectRef, usize> = HashMap::new();
-    let mut schemas = Schemas::default();
-    for (index, chunk) in chunks.iter().enumerate() {
+    for (index, (line, items)) in documents.into_iter().enumerate() {
         let document = index + 1;
         let at = |message: String| LoadError::Document {
             document,
-            line: chunk.line,
+            line,
             message,
         };
-        for value in items(value_of(chunk, document)?) {
-            let (object, unknown) = object(value, &mut schemas).map_err(&at)?;
+        for item in items? {
+            let (object, unknown) = item.map_err(at)?;
             let reference = object.reference();
             if let Some(first) = seen.insert(reference.clone(), document) {
                 return Err(at(format!("{reference} is also document {first}")));
             }
             for field in unknown {
                 loaded.warnings.push(format!(
-                    "document {document} (line {}): {reference}: {field}; the API server would drop it",
-                    chunk.line
+                    "document {document} (line {line}): {reference}: {field}; the API server would drop it"
                 ));
             }
             if let Some(warning) = gone_already(&object) {
@@ -72,6 +80,20 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
         }
     }
     Ok(loaded)
+}
+
+/// One object of a document as read, with the fields the API server would drop, or what is
+/// wrong with it.
+type Read = Result<(Object, Vec<UnknownField>), String>;
+
+/// The objects of one document (`document` counts from 1), each read on its own: an error in
+/// one item of a `List` comes after the items before it.
+fn read_document(chunk: Chunk, document: usize, schemas: &Schemas) -> Result<Vec<Read>, LoadError> {
+    let value = value_of(chunk, document)?;
+    Ok(items(value)
+        .into_iter()
+        .map(|value| object(value, schemas))
+        .collect())
 }
 
 /// The documents of the stream. JSON documents separated by `---` lines are YAML (JSON is YAML
@@ -88,9 +110,9 @@ fn split(text: &str) -> Result<Vec<Chunk<'_>>, LoadError> {
     })
 }
 
-fn value_of(chunk: &Chunk, document: usize) -> Result<Value, LoadError> {
-    if let Some(json) = &chunk.json {
-        return Ok(json.clone());
+fn value_of(chunk: Chunk, document: usize) -> Result<Value, LoadError> {
+    if let Some(json) = chunk.json {
+        return Ok(json);
     }
     parse_document(&chunk.reader_text())
         .map(|n| n.into_value())
@@ -127,26 +149,36 @@ fn items(value: Value) -> Vec<Value> {
     }
 }
 
-/// The schema of each kind (and of object metadata), made once per stream.
-#[derive(Default)]
+/// The schema of each kind (and of object metadata), compiled once per stream, when the first
+/// object that needs it comes (from any thread).
 struct Schemas {
-    kinds: HashMap<Kind, Value>,
-    metadata: Option<Value>,
+    kinds: HashMap<Kind, OnceLock<CompiledSchema>>,
+    metadata: OnceLock<CompiledSchema>,
+}
+
+impl Default for Schemas {
+    fn default() -> Self {
+        Schemas {
+            kinds: Kind::ALL.iter().map(|&k| (k, OnceLock::new())).collect(),
+            metadata: OnceLock::new(),
+        }
+    }
 }
 
 impl Schemas {
     /// The unknown fields of `value`, an object of `kind`.
-    fn unknown(&mut self, kind: Kind, value: &Value) -> Vec<super::fields::UnknownField> {
-        let schema = self
-            .kinds
-            .entry(kind)
-            .or_insert_with(|| schema_of_kind(kind));
-        let mut found = unknown_fields(value, schema);
+    fn unknown(&self, kind: Kind, value: &Value) -> Vec<UnknownField> {
+        let mut found = match self.kinds.get(&kind) {
+            Some(schema) => (schema.get_or_init(|| CompiledSchema::new(&schema_of_kind(kind))))
+                .unknown_fields(value),
+            None => CompiledSchema::new(&schema_of_kind(kind)).unknown_fields(value),
+        };
         // A CRD's schema says nothing of metadata (the API server checks it as ObjectMeta).
         if kind.is_custom() {
-            let metadata = self.metadata.get_or_insert_with(schema_of::<ObjectMeta>);
+            let metadata =
+                (self.metadata).get_or_init(|| CompiledSchema::new(&schema_of::<ObjectMeta>()));
             if let Some(meta) = value.get("metadata") {
-                for mut field in unknown_fields(meta, metadata) {
+                for mut field in metadata.unknown_fields(meta) {
                     field.path = format!("metadata.{}", field.path);
                     found.push(field);
                 }
@@ -201,10 +233,7 @@ fn schema_of_kind(kind: Kind) -> Value {
 
 /// One object, its kind known and its namespace defaulted, with the fields the API server
 /// would drop.
-fn object(
-    mut value: Value,
-    schemas: &mut Schemas,
-) -> Result<(Object, Vec<super::fields::UnknownField>), String> {
+fn object(mut value: Value, schemas: &Schemas) -> Read {
     let field = |key: &str| {
         value
             .get(key)
