@@ -214,6 +214,13 @@ const TESTS: &[(&str, TestFn)] = &[
     ("start_pulls_releases_through_the_mirror", |c| {
         Box::pin(mirror_tests::start_pulls_releases_through_the_mirror(c))
     }),
+    (
+        "start_pulls_releases_through_a_content_source_policy",
+        |c| Box::pin(mirror_tests::start_pulls_releases_through_a_content_source_policy(c)),
+    ),
+    ("start_pulls_releases_with_the_pull_secret", |c| {
+        Box::pin(mirror_tests::start_pulls_releases_with_the_pull_secret(c))
+    }),
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))
     }),

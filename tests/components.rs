@@ -68,6 +68,9 @@ const TESTS: &[(&str, TestFn)] = &[
     ("edge_deploy_as_the_agent_would", |c| {
         Box::pin(edge_agent::deploy_as_the_agent_would(c))
     }),
+    ("edge_least_privilege_agent_reads_its_properties", |c| {
+        Box::pin(edge_agent::least_privilege_agent_reads_its_properties(c))
+    }),
     ("agents_pool_registration", |c| {
         Box::pin(agents::pool_registration(c))
     }),

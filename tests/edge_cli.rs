@@ -8,6 +8,10 @@ fn cvo() -> Command {
     let mut cmd = Command::cargo_bin("cvo").unwrap();
     cmd.env_remove("RUST_LOG")
         .current_dir(env!("CARGO_MANIFEST_DIR"));
+    // `cvo edge agent-install` reads the hub settings from these, as agent-install.sh does.
+    for var in ["HZN_EXCHANGE_URL", "HZN_FSS_CSSURL", "HZN_ORG_ID"] {
+        cmd.env_remove(var);
+    }
     cmd
 }
 
@@ -289,10 +293,22 @@ fn usage_errors_exit_2() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// Runs `cvo edge agent-install ARGS -o json`: the exit code, the List's items and stderr.
+/// The hub settings `agent-install` requires.
+const HUB: [&str; 6] = [
+    "--exchange-url",
+    "https://hub.example.com/edge-exchange/v1",
+    "--css-url",
+    "https://hub.example.com/edge-css/",
+    "--org",
+    "org1",
+];
+
+/// Runs `cvo edge agent-install ARGS -o json` with [`HUB`]: the exit code, the List's items
+/// and stderr.
 fn agent_objects(args: &[&str]) -> (i32, Vec<Value>, String) {
     let out = cvo()
         .args(["edge", "agent-install"])
+        .args(HUB)
         .args(args)
         .args(["-o", "json"])
         .output()
@@ -324,7 +340,8 @@ fn agent_install_namespace_scoped_gets_a_role_binding_to_admin() {
             "Namespace",
             "ServiceAccount",
             "RoleBinding",
-            "Secret",
+            "ClusterRole",
+            "ClusterRoleBinding",
             "ConfigMap",
             "PersistentVolumeClaim",
             "Deployment",
@@ -333,6 +350,10 @@ fn agent_install_namespace_scoped_gets_a_role_binding_to_admin() {
         ]
     );
     assert_eq!(items[2]["roleRef"]["name"], "admin");
+    assert_eq!(
+        items[3]["rules"],
+        json!([{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}])
+    );
     assert_eq!(items[2]["metadata"]["namespace"], "team-a");
     assert_eq!(agent_env(&items, "AGENT_NAMESPACE"), "team-a");
     assert_eq!(agent_env(&items, "HZN_NAMESPACE_SCOPED"), "true");
@@ -370,9 +391,123 @@ fn agent_install_rbac_upstream_binds_cluster_admin_and_says_so() {
     );
 }
 
+/// The settings of an agent as `agent-install.sh` takes them: the hub from the flags or the
+/// script's variables, the template's switches from the flags.
+#[test]
+fn agent_install_takes_the_hub_and_the_template_switches() {
+    let pem = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pem.path(), "PEM").unwrap();
+    let (code, items, stderr) = agent_objects(&[
+        "--image",
+        "quay.io/edge/arm64_anax_k8s:2.31.0-1498",
+        "--cert",
+        pem.path().to_str().unwrap(),
+        "--storage-class",
+        "rook-cephfs",
+        "--pvc-size",
+        "20Gi",
+        "--image-pull-secret",
+        "registry-creds",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let of = |kind: &str| items.iter().find(|d| d["kind"] == kind).unwrap().clone();
+    let horizon = of("ConfigMap")["data"]["horizon"].clone();
+    assert_eq!(
+        horizon,
+        "HZN_EXCHANGE_URL=https://hub.example.com/edge-exchange/v1\nHZN_FSS_CSSURL=https://hub.example.com/edge-css/\nHZN_MGMT_HUB_CERT_PATH=/etc/default/cert/agent-install.crt\nHZN_AGENT_PORT=8510\n"
+    );
+    assert_eq!(agent_env(&items, "HZN_ORG_ID"), "org1");
+    assert_eq!(
+        agent_env(&items, "AGENT_CLUSTER_IMAGE_REGISTRY_HOST"),
+        "quay.io/edge"
+    );
+    assert_eq!(of("Secret")["data"]["agent-install.crt"], "UEVN");
+    let pvc = of("PersistentVolumeClaim");
+    assert_eq!(pvc["spec"]["storageClassName"], "rook-cephfs");
+    assert_eq!(pvc["spec"]["accessModes"], json!(["ReadWriteMany"]));
+    assert_eq!(pvc["spec"]["resources"]["requests"]["storage"], "20Gi");
+    let pod = of("Deployment")["spec"]["template"]["spec"].clone();
+    assert_eq!(pod["imagePullSecrets"], json!([{"name": "registry-creds"}]));
+    assert_eq!(pod["initContainers"][0]["name"], "initcontainer");
+    let job = of("CronJob")["spec"]["jobTemplate"]["spec"]["template"]["spec"].clone();
+    assert_eq!(
+        job["containers"][0]["image"],
+        "quay.io/edge/arm64_auto-upgrade-cronjob_k8s:2.31.0-1498"
+    );
+    assert_eq!(job["imagePullSecrets"], json!([{"name": "registry-creds"}]));
+
+    // The script's variables instead of the flags.
+    let out = cvo()
+        .args(["edge", "agent-install", "-o", "json"])
+        .env("HZN_EXCHANGE_URL", "https://env.example.com/v1")
+        .env("HZN_FSS_CSSURL", "https://env.example.com/css/")
+        .env("HZN_ORG_ID", "env-org")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(agent_env(items, "HZN_ORG_ID"), "env-org");
+    // A digest-pinned image: no auto-upgrade image to derive.
+    let (code, _, stderr) = text_of(&{
+        let mut args = vec!["agent-install", "--image", "quay.io/x/anax@sha256:00"];
+        args.extend(HUB);
+        args
+    });
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--image quay.io/x/anax@sha256:00: cannot derive the auto-upgrade CronJob's image from it") && stderr.contains("give it with --cronjob-image"),
+        "{stderr}"
+    );
+}
+
+/// Without the hub settings there is no agent to render: a usage error naming each missing
+/// flag and the variable agent-install.sh reads it from.
+#[test]
+fn agent_install_without_the_hub_is_a_usage_error() {
+    let (code, stdout, stderr) = text_of(&["agent-install"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.starts_with("error: the agent cannot reach its management hub without --exchange-url, --css-url, --org: give them (or set HZN_EXCHANGE_URL, HZN_FSS_CSSURL, HZN_ORG_ID in the environment, the variables anax's agent-install.sh reads, also from its agent-install.cfg), e.g. --exchange-url https://HUB/edge-exchange/v1 --css-url https://HUB/edge-css/ --org ORG"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Usage: cvo edge agent-install"), "{stderr}");
+    let (code, _, stderr) = text_of(&[
+        "agent-install",
+        "--exchange-url",
+        "https://hub/v1",
+        "--css-url",
+        "https://hub/css/",
+        "--org",
+        " ",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("without --org: give it (or set HZN_ORG_ID in the environment"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = text_of(&["agent-install", "--org", "o", "--css-url", "https://c/"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("without --exchange-url: give it (or set HZN_EXCHANGE_URL"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn agent_install_refuses_bad_values() {
-    let (code, _, stderr) = text_of(&["agent-install", "--namespace", "Team_A"]);
+    let (code, _, stderr) = text_of(&[
+        "agent-install",
+        "--namespace",
+        "Team_A",
+        "--exchange-url",
+        "https://hub/v1",
+        "--css-url",
+        "https://hub/css/",
+        "--org",
+        "o",
+    ]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("--namespace \"Team_A\" is not a valid namespace name"),

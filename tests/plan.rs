@@ -375,6 +375,9 @@ fn bundled_upgrade_pair() {
             "rbac.authorization.k8s.io/Role/openshift-cluster-version/prometheus-k8s",
             "rbac.authorization.k8s.io/RoleBinding/openshift-cluster-version/prometheus-k8s",
             "monitoring.coreos.com/PrometheusRule/openshift-cluster-version/cluster-version-operator",
+            // The CVO reads the cluster's pull secret (manifests/ of 4.18.0).
+            "rbac.authorization.k8s.io/Role/openshift-config/cluster-version-operator-pull-secret",
+            "rbac.authorization.k8s.io/RoleBinding/openshift-config/cluster-version-operator-pull-secret",
         ])
     );
     assert_eq!(

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::{Args, CommandFactory as _, Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Cli, CliResult};
+use super::CliResult;
 use crate::components::agents::keys::{KIND_ADD_TO_EXISTING_CLUSTER_HOST, KIND_HOST};
 use crate::components::agents::reconcile::{STAGE_DONE, STAGE_REBOOTING};
 use crate::components::agents::state::{
@@ -529,14 +529,11 @@ fn text_admission(admission: &Admission) -> String {
 
 /// A usage error of `cvo agent SUBCOMMAND`, reported as clap reports its own (exit code 2).
 fn usage_error(subcommand: &str, message: &str) -> ! {
-    let mut cli = Cli::command();
-    cli.build();
-    let command = (cli.find_subcommand_mut("agent"))
-        .and_then(|agent| agent.find_subcommand_mut(subcommand))
-        .expect("a cvo agent subcommand");
-    command
-        .error(clap::error::ErrorKind::ArgumentConflict, message)
-        .exit()
+    super::usage_error(
+        &["agent", subcommand],
+        clap::error::ErrorKind::ArgumentConflict,
+        message,
+    )
 }
 
 /// Prints a verdict in `format` (`text` through `text`); the command judged, so it succeeds.

@@ -32,8 +32,9 @@ pub enum EdgeCommand {
     #[command(after_help = VERSION_RANGE_HELP)]
     VersionRange(VersionRangeArgs),
     /// The edge cluster agent's objects (Namespace, ServiceAccount, RBAC, Secret, ConfigMap,
-    /// PVC, Deployment, Service, CronJob) for a namespace and scope; --check tests the install
-    /// script's coexistence rules against a cluster.
+    /// PVC, Deployment, Service, CronJob) for a hub, a namespace and a scope; --check tests the
+    /// install script's coexistence rules against a cluster, --properties computes the agent's
+    /// built-in properties there.
     AgentInstall(super::edge_agent::AgentInstallArgs),
     /// Where a service lands on a node: the namespace, or why the node cannot run it (anax's
     /// CheckClusterNamespaceCompatibility).

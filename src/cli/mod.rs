@@ -175,6 +175,7 @@ impl ImageArgs {
                 .chain(docker_config.map(|d| d.join("config.json")))
                 .collect(),
             progress,
+            pull_secret: None,
         };
         if let Some(user) = &self.registry_username {
             let mut password = String::new();
@@ -509,6 +510,22 @@ fn output_mode(cli: &Cli) -> crate::oci::progress::OutputMode {
 }
 
 /// Writes one line to standard output; a closed pipe ends the program quietly.
+/// A usage error of the subcommand at `path` (`["edge", "agent-install"]`), reported as clap
+/// reports its own: `error: MESSAGE`, the usage line, exit code 2.
+#[cfg(feature = "cluster")]
+pub fn usage_error(path: &[&str], kind: clap::error::ErrorKind, message: &str) -> ! {
+    use clap::CommandFactory as _;
+    let mut command = Cli::command();
+    command.build();
+    let mut current = &mut command;
+    for name in path {
+        current = current
+            .find_subcommand_mut(name)
+            .expect("usage_error: a cvo subcommand");
+    }
+    current.error(kind, message).exit()
+}
+
 pub fn emit(line: &str) {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();

@@ -284,7 +284,12 @@ fn read_stores(
         .enable_all()
         .build()
         .context("cannot start an async runtime")?;
-    runtime.block_on(offer_signatures(&stores, digest, verification));
+    runtime.block_on(offer_signatures(
+        &stores,
+        digest,
+        verification,
+        &Default::default(),
+    ));
     Ok(())
 }
 

@@ -167,15 +167,14 @@ pub fn start(mut args: StartArgs, settings: &Settings) -> CliResult {
         .context("cannot start the async runtime")?;
     // An operator waits for its server; a one-shot run gives up after --connect-timeout.
     let wait = args.once.then(|| Duration::from_secs(args.connect_timeout));
-    // A release image is pulled as a node would pull it: through the cluster's
-    // ImageDigestMirrorSets, so the cluster is reached first.
+    // A release image is pulled as a node would pull it: through the cluster's mirror sets,
+    // with its pull secret, so the cluster is reached first.
     let (client, payload) = match args.payload.source() {
         PayloadSource::Registry(_) => {
             let (client, images) = runtime.block_on(async {
                 let client = super::connect::connect(args.kubeconfig.as_deref(), wait).await?;
                 let images =
-                    crate::cluster::mirror_sets::with_cluster_mirrors(&client, &settings.images)
-                        .await;
+                    crate::cluster::pull_secret::as_a_node_pulls(&client, &settings.images).await;
                 anyhow::Ok((client, images))
             })?;
             let payload = load_payload(&Settings { images }, &args.payload, &options)?;

@@ -6,6 +6,7 @@
 
 pub mod crds;
 pub mod mirror_sets;
+pub mod pull_secret;
 pub mod validation;
 
 /// The ClusterVersion singleton's name: the only one the CVO reads and writes.

@@ -23,6 +23,98 @@ pub struct RegistrySettings {
     /// Draw a download progress bar on standard error (see
     /// [`super::progress::show_progress`]); off by default.
     pub progress: bool,
+    /// The cluster's pull secret (`cvo start`), used after `credentials` and before the auth
+    /// files, as a node pulling the release uses it.
+    pub pull_secret: Option<PullSecret>,
+}
+
+/// A cluster's pull secret: a `kubernetes.io/dockerconfigjson` Secret whose `.dockerconfigjson`
+/// holds `auths.<registry>.auth` entries.
+#[derive(Clone)]
+pub struct PullSecret {
+    /// `namespace/name`, for messages.
+    pub name: String,
+    /// Its `auths` (nothing else: a cluster object never names a credential helper for
+    /// `cvo` to run), or why it cannot be used.
+    pub auths: Result<serde_json::Value, String>,
+}
+
+/// Never prints the credentials.
+impl std::fmt::Debug for PullSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let auths = match &self.auths {
+            Ok(_) => Ok("<redacted>"),
+            Err(e) => Err(e.as_str()),
+        };
+        (f.debug_struct("PullSecret").field("name", &self.name))
+            .field("auths", &auths)
+            .finish()
+    }
+}
+
+/// The key of a `kubernetes.io/dockerconfigjson` Secret.
+pub const DOCKER_CONFIG_JSON_KEY: &str = ".dockerconfigjson";
+
+impl PullSecret {
+    /// The pull secret `name` from its Secret's data (`None`: the Secret does not exist). Only
+    /// the `auths` object is kept; what is wrong with the Secret is kept as the reason it is
+    /// not used, for the messages of the pulls that then lack credentials.
+    pub fn from_secret_data(
+        name: &str,
+        data: Option<&std::collections::BTreeMap<String, Vec<u8>>>,
+    ) -> PullSecret {
+        let auths = match data {
+            None => Err("it does not exist".to_string()),
+            Some(data) => match data.get(DOCKER_CONFIG_JSON_KEY) {
+                None => Err(format!(
+                    "it has no {DOCKER_CONFIG_JSON_KEY} key (a Secret of type kubernetes.io/dockerconfigjson)"
+                )),
+                Some(bytes) => match serde_json::from_slice::<serde_json::Value>(bytes) {
+                    Err(e) => Err(format!("its {DOCKER_CONFIG_JSON_KEY} is not JSON: {e}")),
+                    Ok(config) => match config.get("auths") {
+                        Some(auths) if auths.is_object() => {
+                            Ok(serde_json::json!({ "auths": auths }))
+                        }
+                        _ => Err(format!(
+                            "its {DOCKER_CONFIG_JSON_KEY} has no \"auths\" object"
+                        )),
+                    },
+                },
+            },
+        };
+        PullSecret {
+            name: name.to_string(),
+            auths,
+        }
+    }
+
+    /// The user and password for `registry`: `None` when the secret has none for it or cannot
+    /// be used; an error naming the secret and the entry when its entry is not valid.
+    pub fn credentials(&self, registry: &str) -> Result<Option<(String, String)>, String> {
+        let Ok(auths) = &self.auths else {
+            return Ok(None);
+        };
+        match auth_entry(auths, registry) {
+            Ok(Some(AuthEntry::Basic { user, password })) => Ok(Some((user, password))),
+            Ok(_) => Ok(None),
+            Err(e) => Err(format!("the pull secret {}: {e}", self.name)),
+        }
+    }
+
+    /// What to do when a pull without credentials is refused.
+    pub fn hint(&self, registry: &str) -> String {
+        match &self.auths {
+            Ok(_) => format!(
+                "no credentials for {registry} in the pull secret {}: add an auths entry for \
+                 {registry} to its {DOCKER_CONFIG_JSON_KEY}",
+                self.name
+            ),
+            Err(reason) => format!(
+                "no credentials for {registry}: the pull secret {} cannot be used: {reason}",
+                self.name
+            ),
+        }
+    }
 }
 
 // Only the registry client (feature `registry`) reads auth files.
@@ -211,6 +303,54 @@ mod tests {
             auth_entry(&json!({"credHelpers": {"r.io": "../../bin/sh"}}), "r.io").unwrap_err();
         assert!(err.contains("credHelpers.\"r.io\""), "{err}");
         assert!(auth_entry(&json!({"credsStore": 3}), "r.io").is_err());
+    }
+
+    #[test]
+    fn pull_secrets_give_auths_only_and_say_what_is_wrong() {
+        use std::collections::BTreeMap;
+        let secret = |json: &str| {
+            let data =
+                BTreeMap::from([(DOCKER_CONFIG_JSON_KEY.to_string(), json.as_bytes().to_vec())]);
+            PullSecret::from_secret_data("openshift-config/pull-secret", Some(&data))
+        };
+        // "cvo:pw" in base64; the credential helpers are dropped (never run for a cluster).
+        let good = secret(
+            r#"{"auths": {"r.io": {"auth": "Y3ZvOnB3"}, "bad.io": {"auth": "!!"}},
+                "credHelpers": {"s.io": "evil"}, "credsStore": "evil"}"#,
+        );
+        assert_eq!(
+            good.credentials("r.io"),
+            Ok(Some(("cvo".into(), "pw".into())))
+        );
+        assert_eq!(good.credentials("s.io"), Ok(None));
+        assert_eq!(good.credentials("t.io"), Ok(None));
+        let bad = good.credentials("bad.io").unwrap_err();
+        assert!(
+            bad.contains("the pull secret openshift-config/pull-secret: auths.\"bad.io\".auth"),
+            "{bad}"
+        );
+        assert!(good.hint("t.io").contains("add an auths entry for t.io"));
+        assert!(!format!("{good:?}").contains("Y3ZvOnB3"));
+
+        for (secret, reason) in [
+            (
+                PullSecret::from_secret_data("ns/ps", None),
+                "it does not exist",
+            ),
+            (
+                PullSecret::from_secret_data("ns/ps", Some(&BTreeMap::new())),
+                "it has no .dockerconfigjson key",
+            ),
+            (secret("{not json"), "its .dockerconfigjson is not JSON"),
+            (secret(r#"{"auths": []}"#), "has no \"auths\" object"),
+        ] {
+            assert_eq!(secret.credentials("r.io"), Ok(None));
+            let hint = secret.hint("r.io");
+            assert!(
+                hint.contains("cannot be used: ") && hint.contains(reason),
+                "{hint}"
+            );
+        }
     }
 
     #[test]

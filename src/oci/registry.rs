@@ -33,7 +33,7 @@ use oci_client::{Client, Reference};
 
 use super::progress::Download;
 use super::reference::{AuthEntry, auth_entry, helper_credentials};
-pub use super::reference::{RegistrySettings, is_reference};
+pub use super::reference::{PullSecret, RegistrySettings, is_reference};
 use super::{
     Descriptor, Digest, ImageManifest, Index, MEDIA_DOCKER_LIST, MEDIA_DOCKER_MANIFEST,
     MEDIA_OCI_INDEX, MEDIA_OCI_MANIFEST, OciError, Options, Platform, REF_NAME,
@@ -234,11 +234,17 @@ fn client_for(registry: &str, settings: &RegistrySettings) -> Result<Client, Oci
     }))
 }
 
-/// The credentials for `registry`: the flags', else the first auth file that says something
-/// about it (its credential helper's answer, or its `auths` entry), else anonymous.
+/// The credentials for `registry`: the flags', else the cluster's pull secret's, else the
+/// first auth file that says something about it (its credential helper's answer, or its
+/// `auths` entry), else anonymous.
 pub fn auth_for(registry: &str, settings: &RegistrySettings) -> Result<RegistryAuth, OciError> {
     if let Some((user, pass)) = &settings.credentials {
         return Ok(RegistryAuth::Basic(user.clone(), pass.clone()));
+    }
+    if let Some(secret) = &settings.pull_secret
+        && let Some((user, pass)) = secret.credentials(registry).map_err(OciError::Invalid)?
+    {
+        return Ok(RegistryAuth::Basic(user, pass));
     }
     for file in &settings.auth_files {
         let Ok(bytes) = fs::read(file) else { continue };
@@ -300,15 +306,22 @@ fn net_err(
     reference: &Reference,
     what: &str,
     auth: &RegistryAuth,
+    settings: &RegistrySettings,
 ) -> impl Fn(oci_client::errors::OciDistributionError) -> OciError {
     let registry = reference.registry().to_string();
     let what = format!("{what} {reference}");
     let anonymous = matches!(auth, RegistryAuth::Anonymous);
+    let pull_secret_hint = (settings.pull_secret.as_ref()).map(|s| s.hint(&registry));
     move |e| {
         let text = crate::causes::with_causes(&e);
+        let refused =
+            text.contains("authorized") || text.contains("401") || text.contains("denied");
         let hint = if anonymous
-            && (text.contains("authorized") || text.contains("401") || text.contains("denied"))
+            && refused
+            && let Some(hint) = &pull_secret_hint
         {
+            format!(" ({hint})")
+        } else if anonymous && refused {
             format!(
                 " (no credentials for {registry}: pass --registry-username with \
                  --registry-password-stdin, or log in with podman or docker, which write \
@@ -422,7 +435,12 @@ impl Puller<'_> {
             .client
             .pull_manifest_raw(&by_digest, &self.auth, MANIFEST_TYPES)
             .await
-            .map_err(net_err(&by_digest, "pull manifest", &self.auth))?;
+            .map_err(net_err(
+                &by_digest,
+                "pull manifest",
+                &self.auth,
+                &self.options.registry,
+            ))?;
         check(desc, &bytes)?;
         write_atomic(&path, &bytes)?;
         Ok(bytes.to_vec())
@@ -472,7 +490,12 @@ impl Puller<'_> {
             .client
             .pull_blob_stream(&self.reference, desc.digest.as_str())
             .await
-            .map_err(net_err(&self.reference, "pull blob", &self.auth))?;
+            .map_err(net_err(
+                &self.reference,
+                "pull blob",
+                &self.auth,
+                &self.options.registry,
+            ))?;
         // A registry announcing another length is refused before anything is written.
         if let Some(length) = stream.content_length
             && length != desc.size
@@ -676,14 +699,14 @@ pub async fn pull(reference_text: &str, options: &Options) -> Result<super::Load
     {
         return pull_from(reference_text, options).await;
     }
-    // The ImageDigestMirrorSets' order, as a node's container runtime tries it: the first
+    // The mirror sets' order, as a node's container runtime tries it: the first
     // that serves the digest wins (the digest is checked, so a mirror cannot change content).
     let mut failures = Vec::new();
     for source in &sources {
         match pull_from(source, options).await {
             Ok(loaded) => {
                 if source != reference_text {
-                    tracing::info!(image = reference_text, mirror = %source, "pulled through an ImageDigestMirrorSet mirror");
+                    tracing::info!(image = reference_text, mirror = %source, "pulled through a mirror (ImageDigestMirrorSet or ImageContentSourcePolicy)");
                 }
                 return Ok(loaded);
             }
@@ -694,7 +717,7 @@ pub async fn pull(reference_text: &str, options: &Options) -> Result<super::Load
         }
     }
     Err(OciError::Invalid(format!(
-        "{reference_text}: no source the ImageDigestMirrorSets give serves it: {}",
+        "{reference_text}: no source the ImageDigestMirrorSets and ImageContentSourcePolicies give serves it: {}",
         failures.join("; ")
     )))
 }
@@ -708,7 +731,7 @@ async fn pull_from(reference_text: &str, options: &Options) -> Result<super::Loa
     let (bytes, _) = client
         .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
         .await
-        .map_err(net_err(&reference, "pull", &auth))?;
+        .map_err(net_err(&reference, "pull", &auth, settings))?;
     let mut top = top_descriptor(&reference, &bytes)?;
     top.annotations
         .insert(REF_NAME.to_string(), "latest".to_string());
@@ -799,7 +822,7 @@ pub fn push_image(
         client
             .auth(&reference, &auth, oci_client::RegistryOperation::Push)
             .await
-            .map_err(net_err(&reference, "push to", &auth))?;
+            .map_err(net_err(&reference, "push to", &auth, settings))?;
         push_tree(&client, &reference, &layout, top, &auth, 0).await?;
         push_manifest(&client, &layout, &reference, top, &auth).await?;
         Ok(reference.to_string())
@@ -845,7 +868,7 @@ pub fn resolve(reference_text: &str, settings: &RegistrySettings) -> Result<Desc
         let (bytes, _) = client
             .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
             .await
-            .map_err(net_err(&reference, "look up", &auth))?;
+            .map_err(net_err(&reference, "look up", &auth, settings))?;
         top_descriptor(&reference, &bytes)
     })
 }
@@ -893,7 +916,7 @@ pub fn image_layers(
             let (raw, _) = client
                 .pull_manifest_raw(&target, &auth, MANIFEST_TYPES)
                 .await
-                .map_err(net_err(&target, "pull", &auth))?;
+                .map_err(net_err(&target, "pull", &auth, settings))?;
             let desc = top_descriptor(&target, &raw)?;
             if !desc.is_index() {
                 bytes = raw.to_vec();
@@ -919,7 +942,7 @@ pub fn image_layers(
         client
             .pull_blob(&target, manifest.config.digest.as_str(), &mut config)
             .await
-            .map_err(net_err(&target, "pull config of", &auth))?;
+            .map_err(net_err(&target, "pull config of", &auth, settings))?;
         check(&manifest.config, &config)?;
         let created = serde_json::from_slice::<serde_json::Value>(&config)
             .ok()
@@ -946,7 +969,7 @@ pub fn fetch_image(
         let (bytes, _) = client
             .pull_manifest_raw(&reference, &auth, MANIFEST_TYPES)
             .await
-            .map_err(net_err(&reference, "pull", &auth))?;
+            .map_err(net_err(&reference, "pull", &auth, settings))?;
         let top = top_descriptor(&reference, &bytes)?;
         write_atomic(
             &into
@@ -979,7 +1002,12 @@ async fn push_blob(
     let exists = client
         .blob_exists(reference, &blob.digest)
         .await
-        .map_err(net_err(reference, "check blob in", auth))?;
+        .map_err(net_err(
+            reference,
+            "check blob in",
+            auth,
+            &RegistrySettings::default(),
+        ))?;
     if exists {
         tracing::debug!(digest = %blob.digest, "the registry has the blob already");
         return Ok(());
@@ -1003,7 +1031,12 @@ async fn push_blob(
     client
         .push_blob_stream(reference, chunks, &blob.digest, Some(blob.size))
         .await
-        .map_err(net_err(reference, "push blob to", auth))?;
+        .map_err(net_err(
+            reference,
+            "push blob to",
+            auth,
+            &RegistrySettings::default(),
+        ))?;
     Ok(())
 }
 
@@ -1025,7 +1058,12 @@ async fn push_manifest(
     client
         .push_manifest_raw(target, bytes, content_type)
         .await
-        .map_err(net_err(target, "push manifest to", auth))?;
+        .map_err(net_err(
+            target,
+            "push manifest to",
+            auth,
+            &RegistrySettings::default(),
+        ))?;
     Ok(())
 }
 

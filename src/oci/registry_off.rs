@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-pub use super::reference::{RegistrySettings, is_reference};
+pub use super::reference::{PullSecret, RegistrySettings, is_reference};
 use super::{Loaded, OciError, Options, Platform};
 
 /// What a build with the `registry` feature says after a push.

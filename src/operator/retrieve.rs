@@ -10,7 +10,7 @@ use crate::payload::source::SourceError;
 use crate::payload::{LoadOptions, Payload, PayloadSource, read_image, read_input};
 use crate::verify::config::VerifierConfig;
 use crate::verify::release::Verification;
-use crate::verify::store::{Store, offer_signatures};
+use crate::verify::store::{Egress, Store, offer_signatures};
 
 /// A retrieved release.
 #[derive(Debug)]
@@ -21,6 +21,17 @@ pub struct Retrieved {
     /// Why it is not verified when `force` let it through (upstream's
     /// `The update cannot be verified: ...`), for the accepted risks.
     pub forced_unverified: Option<String>,
+    /// The signatures that verified it (one per keyring at least), to be persisted.
+    pub signatures: Vec<Vec<u8>>,
+}
+
+/// How a release's signatures are checked: the verifier the current payload declares, the
+/// signatures of the signature ConfigMaps, and how the stores are reached.
+#[derive(Clone, Copy, Debug)]
+pub struct SignatureCheck<'a> {
+    pub verifier: &'a VerifierConfig,
+    pub local_signatures: &'a [Vec<u8>],
+    pub egress: &'a Egress,
 }
 
 /// Retrieves, verifies (when the current payload declares a verifier) and loads `release`,
@@ -30,21 +41,20 @@ pub async fn retrieve(
     images: &oci::Options,
     sources: ReleaseSources,
     cluster_profile: &str,
-    verifier: Option<&VerifierConfig>,
-    local_signatures: &[Vec<u8>],
+    signatures: Option<SignatureCheck<'_>>,
     force: bool,
 ) -> Result<Retrieved, LoadFailure> {
     let source = match sources {
         ReleaseSources::Registries => release_source(&release.image)?,
         ReleaseSources::RegistriesAndLocalFiles => PayloadSource::from_arg(Some(&release.image)),
     };
-    let (verified, forced_unverified) = match verifier {
-        None => (false, None),
-        Some(verifier) => match verify(&release.image, verifier, local_signatures).await {
-            Ok(()) => (true, None),
+    let (verified, forced_unverified, signatures) = match signatures {
+        None => (false, None, Vec::new()),
+        Some(check) => match verify(&release.image, check).await {
+            Ok(signatures) => (true, None, signatures),
             Err(message) if force => {
                 tracing::warn!(image = %release.image, "an image that failed verification is used because the update is forced: {message}");
-                (false, Some(message))
+                (false, Some(message), Vec::new())
             }
             Err(message) => {
                 return Err(LoadFailure {
@@ -99,17 +109,19 @@ pub async fn retrieve(
         payload,
         verified,
         forced_unverified,
+        signatures,
     })
 }
 
 /// Upstream `RetrievePayload`'s verification: the digest after the image's `@` must be signed
-/// by every keyring of `verifier`, through the signature ConfigMaps' signatures first, then its
-/// stores; else `The update cannot be verified: ...`.
-async fn verify(
-    image: &str,
-    verifier: &VerifierConfig,
-    local_signatures: &[Vec<u8>],
-) -> Result<(), String> {
+/// by every keyring of the verifier, through the signature ConfigMaps' signatures first, then
+/// its stores; the signatures that did it, else `The update cannot be verified: ...`.
+async fn verify(image: &str, check: SignatureCheck<'_>) -> Result<Vec<Vec<u8>>, String> {
+    let SignatureCheck {
+        verifier,
+        local_signatures,
+        egress,
+    } = check;
     let digest = image.rsplit_once('@').map(|(_, d)| d).unwrap_or("");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -120,7 +132,7 @@ async fn verify(
     let mut verification = Verification::start(digest, &verifier.keyrings, now).map_err(cannot)?;
     for signature in local_signatures {
         if verification.offer(Ok(signature)) {
-            return Ok(());
+            return Ok(verification.accepted);
         }
     }
     let stores: Vec<Store> = (verifier.stores.iter())
@@ -132,8 +144,8 @@ async fn verify(
             None => Store::Http(url.clone()),
         })
         .collect();
-    offer_signatures(&stores, digest, &mut verification).await;
-    verification.finish().map(|_| ()).map_err(cannot)
+    offer_signatures(&stores, digest, &mut verification, egress).await;
+    verification.finish().map_err(cannot)
 }
 
 fn retrieval_failed(error: SourceError) -> LoadFailure {
@@ -160,7 +172,6 @@ mod tests {
             ReleaseSources::RegistriesAndLocalFiles,
             "p",
             None,
-            &[],
             false,
         )
         .await
@@ -201,7 +212,6 @@ mod tests {
             ReleaseSources::Registries,
             "p",
             None,
-            &[],
             false,
         )
         .await

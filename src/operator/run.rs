@@ -719,8 +719,8 @@ async fn retrieve_in_time(
     force: bool,
     options: &RunOptions,
 ) -> Result<Option<Retrieved>, LoadFailure> {
-    // The cluster's ImageDigestMirrorSets, read for each retrieval as a node would pull it.
-    let images = crate::cluster::mirror_sets::with_cluster_mirrors(client, &options.images).await;
+    // The cluster's mirror sets and pull secret, read for each retrieval as a node would pull it.
+    let images = crate::cluster::pull_secret::as_a_node_pulls(client, &options.images).await;
     let release = release.clone();
     let (sources, profile) = (options.release_sources, options.facts.profile.clone());
     // The verifier the applied payload declares (upstream builds it from the payload it runs).
@@ -742,19 +742,35 @@ async fn retrieve_in_time(
         }
         Some(Err(e)) => return Err(cannot(e.to_string())),
     };
-    let local = match &verifier {
-        Some(_) => signature_config_maps(client, &release.image).await,
-        None => Vec::new(),
+    let (local, egress) = match &verifier {
+        Some(_) => {
+            // The stores are reached as the update service is (upstream's one HTTP client).
+            let fetch = cluster_fetch_options(client, &options.update_fetch).await;
+            let egress = crate::verify::store::Egress {
+                ca_bundle: fetch.ca_bundle,
+                proxy: fetch.proxy,
+            };
+            (signature_config_maps(client, &release.image).await, egress)
+        }
+        None => Default::default(),
     };
+    let image = release.image.clone();
     let retrieval = tokio::spawn(async move {
-        let verifier = verifier.as_ref();
-        retrieve(
-            &release, &images, sources, &profile, verifier, &local, force,
-        )
-        .await
+        let signatures = verifier
+            .as_ref()
+            .map(|verifier| super::retrieve::SignatureCheck {
+                verifier,
+                local_signatures: &local,
+                egress: &egress,
+            });
+        retrieve(&release, &images, sources, &profile, signatures, force).await
     });
     match tokio::time::timeout(options.payload_timeout, retrieval).await {
-        Ok(Ok(result)) => result.map(Some),
+        Ok(Ok(Ok(retrieved))) => {
+            persist_signatures(client, &image, &retrieved.signatures).await;
+            Ok(Some(retrieved))
+        }
+        Ok(Ok(Err(failure))) => Err(failure),
         Ok(Err(e)) => Err(LoadFailure {
             step: PayloadLoadStep::RetrievePayload,
             error: format!("the retrieval task failed: {e}"),
@@ -852,6 +868,62 @@ async fn signature_config_maps(client: &kube::Client, image: &str) -> Vec<Vec<u8
         .flat_map(|cm| cm.binary_data.iter().flatten())
         .map(|(key, value)| (key.as_str(), value.0.as_slice()));
     crate::verify::release::signatures_in_config_maps(digest, entries)
+}
+
+/// Writes the signatures that verified `image` into the ConfigMap `signatures-managed` of the
+/// signature namespace, labelled as the signature ConfigMaps are, as upstream's verifier
+/// persists the signatures it verified (library-go's `StorePersister`), so that a cluster that
+/// later loses its stores still has them. Best effort: a failure is a warning.
+async fn persist_signatures(client: &kube::Client, image: &str, signatures: &[Vec<u8>]) {
+    use crate::verify::config::{SIGNATURES_LABEL, SIGNATURES_NAMESPACE};
+    use crate::verify::release::{SIGNATURES_MANAGED_NAME, persisted_signatures};
+    use k8s_openapi::ByteString;
+    let Some((_, digest)) = image.rsplit_once('@') else {
+        return;
+    };
+    if signatures.is_empty() {
+        return;
+    }
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), SIGNATURES_NAMESPACE);
+    let write = async {
+        let existing = api.get_opt(SIGNATURES_MANAGED_NAME).await?;
+        let old: BTreeMap<String, Vec<u8>> = (existing.as_ref())
+            .and_then(|cm| cm.binary_data.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.0))
+            .collect();
+        let data = persisted_signatures(&old, digest, signatures);
+        if existing.is_some() && data == old {
+            return Ok(());
+        }
+        let mut config_map = existing.unwrap_or_default();
+        config_map.metadata.name = Some(SIGNATURES_MANAGED_NAME.to_string());
+        config_map.metadata.namespace = Some(SIGNATURES_NAMESPACE.to_string());
+        (config_map
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default))
+        .insert(SIGNATURES_LABEL.to_string(), String::new());
+        config_map.binary_data = Some(data.into_iter().map(|(k, v)| (k, ByteString(v))).collect());
+        match config_map.metadata.resource_version {
+            Some(_) => {
+                api.replace(SIGNATURES_MANAGED_NAME, &Default::default(), &config_map)
+                    .await
+            }
+            None => api.create(&Default::default(), &config_map).await,
+        }
+        .map(|_| ())
+    };
+    let result: Result<(), kube::Error> = write.await;
+    match result {
+        Ok(()) => {
+            tracing::info!(%digest, configmap = %format!("{SIGNATURES_NAMESPACE}/{SIGNATURES_MANAGED_NAME}"), "saved the verified signatures")
+        }
+        Err(error) => {
+            tracing::warn!(%error, %digest, "cannot save the verified signatures in {SIGNATURES_NAMESPACE}/{SIGNATURES_MANAGED_NAME}")
+        }
+    }
 }
 
 /// Upstream's cluster metrics after a pass, from its status and the ClusterOperators (when

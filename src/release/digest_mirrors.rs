@@ -13,6 +13,10 @@
 //!   source is tried, unless NeverContactSource.
 //! * Mirrors serve pulls by digest only: a pull by tag goes to the source (or fails, when the
 //!   source must not be contacted).
+//! * The older ImageContentSourcePolicies (`operator.openshift.io/v1alpha1`,
+//!   `spec.repositoryDigestMirrors[]`: `source`, `mirrors`) still in a cluster are the same
+//!   rules without a source policy (the source is always contacted last), merged with the
+//!   ImageDigestMirrorSets' per source, as the machine-config operator merges them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,6 +39,37 @@ pub struct ImageDigestMirrors {
     pub mirrors: Vec<String>,
     #[serde(default)]
     pub mirror_source_policy: MirrorSourcePolicy,
+}
+
+/// An ImageContentSourcePolicy's `spec`, as the API defines it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContentSourcePolicySpec {
+    #[serde(default)]
+    pub repository_digest_mirrors: Vec<RepositoryDigestMirrors>,
+}
+
+/// One `spec.repositoryDigestMirrors[]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct RepositoryDigestMirrors {
+    pub source: String,
+    #[serde(default)]
+    pub mirrors: Vec<String>,
+}
+
+impl From<ImageContentSourcePolicySpec> for ImageDigestMirrorSetSpec {
+    /// The same rules as an ImageDigestMirrorSet that lets the source be contacted.
+    fn from(policy: ImageContentSourcePolicySpec) -> Self {
+        ImageDigestMirrorSetSpec {
+            image_digest_mirrors: (policy.repository_digest_mirrors.into_iter())
+                .map(|r| ImageDigestMirrors {
+                    source: r.source,
+                    mirrors: r.mirrors,
+                    mirror_source_policy: MirrorSourcePolicy::AllowContactingSource,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// `mirrorSourcePolicy`: whether the source is tried after the mirrors (the default).
@@ -391,6 +426,23 @@ mod tests {
         assert_eq!(
             spec.image_digest_mirrors[2].mirror_source_policy,
             MirrorSourcePolicy::AllowContactingSource
+        );
+        // An ImageContentSourcePolicy: the same rules, the source contacted last; merged with
+        // a set's rules for the same source.
+        let policy: ImageContentSourcePolicySpec = serde_json::from_value(serde_json::json!({
+            "repositoryDigestMirrors": [{"source": "quay.io/b", "mirrors": ["p.io/b", "m.io/b"]},
+                                        {"source": "quay.io/d", "mirrors": ["p.io/d"]}]
+        }))
+        .unwrap();
+        let m = DigestMirrors::from_specs(&[spec.clone(), policy.into()]);
+        assert_eq!(
+            m.pull_sources(&format!("quay.io/b@{D}")).unwrap(),
+            [format!("p.io/b@{D}"), format!("m.io/b@{D}")],
+            "NeverContactSource from the set still holds"
+        );
+        assert_eq!(
+            m.pull_sources(&format!("quay.io/d/x@{D}")).unwrap(),
+            [format!("p.io/d/x@{D}"), format!("quay.io/d/x@{D}")]
         );
         let bad = serde_json::from_value::<ImageDigestMirrorSetSpec>(serde_json::json!({
             "imageDigestMirrors": [{"source": "q", "mirrors": ["m"], "mirrorSourcePolicy": "Never"}]

@@ -70,44 +70,10 @@ pub async fn fetch_graph(request: &GraphRequest, options: &FetchOptions) -> Resu
 }
 
 fn client(options: &FetchOptions) -> Result<reqwest::Client, Failure> {
-    crate::oci::registry::install_crypto_provider();
-    let mut builder =
-        reqwest::Client::builder().user_agent(concat!("cvo/", env!("CARGO_PKG_VERSION")));
-    if let Some(pem) = &options.ca_bundle {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| Failure::InvalidRequest(format!("the CA bundle: {}", cause(&e))))?;
-        builder = builder.tls_certs_merge(certs);
-    }
-    if let Some(proxy) = &options.proxy {
-        builder = with_proxy(builder.no_proxy(), proxy)?;
-    }
-    builder
+    super::transport::client_builder(options.ca_bundle.as_deref(), options.proxy.as_ref())
+        .map_err(Failure::InvalidRequest)?
         .build()
         .map_err(|e| Failure::InvalidRequest(cause(&e)))
-}
-
-/// The Proxy's settings, as Go's `httpproxy.Config.ProxyFunc` applies them: `httpProxy` for
-/// `http` URLs, `httpsProxy` for `https` ones, neither for the `noProxy` hosts.
-fn with_proxy(
-    mut builder: reqwest::ClientBuilder,
-    proxy: &ProxySettings,
-) -> Result<reqwest::ClientBuilder, Failure> {
-    let no_proxy = proxy
-        .no_proxy
-        .as_deref()
-        .and_then(reqwest::NoProxy::from_string);
-    let invalid = |which: &str, e: reqwest::Error| {
-        Failure::InvalidRequest(format!("the cluster proxy's {which}: {}", cause(&e)))
-    };
-    if let Some(url) = &proxy.http_proxy {
-        let p = reqwest::Proxy::http(url).map_err(|e| invalid("httpProxy", e))?;
-        builder = builder.proxy(p.no_proxy(no_proxy.clone()));
-    }
-    if let Some(url) = &proxy.https_proxy {
-        let p = reqwest::Proxy::https(url).map_err(|e| invalid("httpsProxy", e))?;
-        builder = builder.proxy(p.no_proxy(no_proxy));
-    }
-    Ok(builder)
 }
 
 /// The error's innermost causes, as Go's wrapped error texts read; a timeout is Go's

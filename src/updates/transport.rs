@@ -6,7 +6,9 @@
 //! `cvo start` runs, so the ConfigMap `spec.trustedCA.name` names in `openshift-config` is
 //! trusted too (what upstream read before the merged bundle existed).
 //!
-//! Pure: the objects' data in, the settings out; `src/operator/run.rs` reads the objects.
+//! The objects' data in, the settings out (pure; `src/operator/run.rs` reads the objects), and
+//! [`client_builder`], the HTTP client every request that leaves the cluster is made with: the
+//! update service's ([`super::fetch`]) and the signature stores' ([`crate::verify::store`]).
 
 use std::collections::BTreeMap;
 
@@ -84,6 +86,43 @@ pub fn ca_bundle(
         }
     }
     (!bundle.is_empty()).then_some(bundle)
+}
+
+/// A client trusting `ca_bundle` (PEM) besides the system's roots, through `proxy` (which then
+/// replaces the environment's proxy variables) when given, as upstream's `getTransport`. The
+/// error says which setting is not valid.
+#[cfg(feature = "registry")]
+pub fn client_builder(
+    ca_bundle: Option<&[u8]>,
+    proxy: Option<&ProxySettings>,
+) -> Result<reqwest::ClientBuilder, String> {
+    use crate::causes::innermost;
+    crate::oci::registry::install_crypto_provider();
+    let mut builder =
+        reqwest::Client::builder().user_agent(concat!("cvo/", env!("CARGO_PKG_VERSION")));
+    if let Some(pem) = ca_bundle {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| format!("the CA bundle: {}", innermost(&e)))?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    let Some(proxy) = proxy else {
+        return Ok(builder);
+    };
+    // Go's `httpproxy.Config.ProxyFunc`: `httpProxy` for `http` URLs, `httpsProxy` for `https`
+    // ones, neither for the `noProxy` hosts.
+    builder = builder.no_proxy();
+    let no_proxy = (proxy.no_proxy.as_deref()).and_then(reqwest::NoProxy::from_string);
+    let invalid =
+        |which: &str, e: reqwest::Error| format!("the cluster proxy's {which}: {}", innermost(&e));
+    if let Some(url) = &proxy.http_proxy {
+        let p = reqwest::Proxy::http(url).map_err(|e| invalid("httpProxy", e))?;
+        builder = builder.proxy(p.no_proxy(no_proxy.clone()));
+    }
+    if let Some(url) = &proxy.https_proxy {
+        let p = reqwest::Proxy::https(url).map_err(|e| invalid("httpsProxy", e))?;
+        builder = builder.proxy(p.no_proxy(no_proxy));
+    }
+    Ok(builder)
 }
 
 #[cfg(test)]

@@ -77,6 +77,47 @@ pub fn signatures_in_config_maps<'a>(
     found.into_iter().map(|(_, data)| data.to_vec()).collect()
 }
 
+/// The signature ConfigMap a verifying CVO writes (library-go's `configmap.Store.Store`), in
+/// [`super::config::SIGNATURES_NAMESPACE`] with the [`super::config::SIGNATURES_LABEL`] label.
+pub const SIGNATURES_MANAGED_NAME: &str = "signatures-managed";
+
+/// How many digests it keeps (library-go's `maxSignatureCacheSize`).
+pub const MAX_PERSISTED_DIGESTS: usize = 64;
+
+/// The `binaryData` of `signatures-managed` once `digest`'s verified `signatures` are added to
+/// `existing`: keyed `sha256-HEX-N`, `N` from 0 as library-go writes them, replacing what it
+/// held for that digest; at most [`MAX_PERSISTED_DIGESTS`] digests (the others' entries are
+/// dropped, the greatest keys first). Nothing to add (no `:` in the digest, no signature) leaves
+/// `existing` as it is.
+pub fn persisted_signatures(
+    existing: &BTreeMap<String, Vec<u8>>,
+    digest: &str,
+    signatures: &[Vec<u8>],
+) -> BTreeMap<String, Vec<u8>> {
+    let Some((algorithm, hash)) = digest.split_once(':') else {
+        return existing.clone();
+    };
+    if signatures.is_empty() {
+        return existing.clone();
+    }
+    let prefix = format!("{algorithm}-{hash}");
+    let digest_of = |key: &str| key.rsplit_once('-').map(|(d, _)| d.to_string());
+    let mut kept: BTreeMap<String, Vec<u8>> = (existing.iter())
+        .filter(|(key, _)| digest_of(key).as_deref() != Some(prefix.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut digests: Vec<String> = kept.keys().filter_map(|k| digest_of(k)).collect();
+    digests.dedup();
+    while digests.len() >= MAX_PERSISTED_DIGESTS {
+        let Some(dropped) = digests.pop() else { break };
+        kept.retain(|key, _| digest_of(key).as_deref() != Some(dropped.as_str()));
+    }
+    for (n, signature) in signatures.iter().enumerate() {
+        kept.insert(format!("{prefix}-{n}"), signature.clone());
+    }
+    kept
+}
+
 /// The verification of one digest as signatures come in.
 #[derive(Debug)]
 pub struct Verification<'k> {
@@ -157,6 +198,36 @@ impl<'k> Verification<'k> {
 mod tests {
     use super::*;
     use crate::verify::atomic::AtomicSignature;
+
+    #[test]
+    fn verified_signatures_are_persisted_as_library_go_keys_them() {
+        let key = |d: &str, n: u32| format!("sha256-{d}-{n}");
+        let existing = BTreeMap::from([
+            (key("aa", 0), b"old-a".to_vec()),
+            (key("aa", 1), b"old-a2".to_vec()),
+            (key("bb", 0), b"b".to_vec()),
+        ]);
+        let written = persisted_signatures(&existing, "sha256:aa", &[b"new-a".to_vec()]);
+        assert_eq!(
+            written,
+            BTreeMap::from([
+                (key("aa", 0), b"new-a".to_vec()),
+                (key("bb", 0), b"b".to_vec())
+            ])
+        );
+        assert_eq!(persisted_signatures(&existing, "sha256:cc", &[]), existing);
+        assert_eq!(
+            persisted_signatures(&existing, "nodigest", &[b"x".to_vec()]),
+            existing
+        );
+        // At most 64 digests: the new one is always kept.
+        let full: BTreeMap<String, Vec<u8>> = (0..MAX_PERSISTED_DIGESTS)
+            .map(|i| (key(&format!("{i:02}"), 0), vec![]))
+            .collect();
+        let written = persisted_signatures(&full, "sha256:zz", &[b"z".to_vec()]);
+        assert_eq!(written.len(), MAX_PERSISTED_DIGESTS);
+        assert!(written.contains_key(&key("zz", 0)) && !written.contains_key(&key("63", 0)));
+    }
     use crate::verify::openpgp::testing::{keypair, public};
 
     const DIGEST: &str = "sha256:817a12c32a39bbe394944ba49de563e085f1d3c5266eb8e9723256bc4448680e";

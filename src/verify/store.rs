@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::release::{MAX_SIGNATURES, Verification, signature_url};
+use crate::updates::transport::{ProxySettings, client_builder};
 
 /// Where signatures are read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,12 +32,27 @@ impl std::fmt::Display for Store {
 /// How long one signature request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How HTTP stores are reached: `cvo start` passes the cluster's proxy and trusted CA bundle
+/// (what the update service is reached with); the default is the environment's proxy and the
+/// system's roots.
+#[derive(Clone, Debug, Default)]
+pub struct Egress {
+    /// PEM certificates trusted besides the system's roots (not by a store with its own CA).
+    pub ca_bundle: Option<Vec<u8>>,
+    pub proxy: Option<ProxySettings>,
+}
+
 /// Offers the signatures of `digest` in `stores` (in order) until the verification is done.
-pub async fn offer_signatures(stores: &[Store], digest: &str, verification: &mut Verification<'_>) {
-    let client = http_client(None);
+pub async fn offer_signatures(
+    stores: &[Store],
+    digest: &str,
+    verification: &mut Verification<'_>,
+    egress: &Egress,
+) {
+    let client = http_client(egress, None);
     for store in stores {
         let own_client = match store {
-            Store::HttpWithCa { ca_pem, .. } => Some(http_client(Some(ca_pem))),
+            Store::HttpWithCa { ca_pem, .. } => Some(http_client(egress, Some(ca_pem))),
             _ => None,
         };
         for n in 1..=MAX_SIGNATURES {
@@ -60,11 +76,14 @@ pub async fn offer_signatures(stores: &[Store], digest: &str, verification: &mut
     }
 }
 
-/// A client trusting the system's roots, or only `ca_pem`'s certificates when given (as
-/// upstream trusts a store's own CA bundle).
-fn http_client(ca_pem: Option<&[u8]>) -> Result<reqwest::Client, String> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut builder = reqwest::Client::builder().timeout(REQUEST_TIMEOUT);
+/// A client through `egress`, trusting the system's roots and its CA bundle, or only `ca_pem`'s
+/// certificates when given (a store's own CA bundle).
+fn http_client(egress: &Egress, ca_pem: Option<&[u8]>) -> Result<reqwest::Client, String> {
+    let trusted = match ca_pem {
+        Some(_) => None,
+        None => egress.ca_bundle.as_deref(),
+    };
+    let mut builder = client_builder(trusted, egress.proxy.as_ref())?.timeout(REQUEST_TIMEOUT);
     if let Some(pem) = ca_pem {
         let certs = reqwest::Certificate::from_pem_bundle(pem)
             .map_err(|e| format!("the store's CA bundle is not valid PEM: {e}"))?;

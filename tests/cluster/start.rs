@@ -647,6 +647,15 @@ pub async fn start_as_restricted_user(ctx: &Ctx<'_>) -> anyhow::Result<()> {
         matches!(secrets.list(&Default::default()).await, Err(kube::Error::Api(s)) if s.code == 403),
         "the ServiceAccount can list kube-system secrets"
     );
+    // What a node pulls a release with: the pull secret (that Secret alone) and the mirror sets.
+    let config_secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(restricted.clone(), "openshift-config");
+    config_secrets.get_opt("pull-secret").await?;
+    ensure!(
+        matches!(config_secrets.list(&Default::default()).await, Err(kube::Error::Api(s)) if s.code == 403),
+        "the ServiceAccount can list openshift-config secrets"
+    );
+    cvo::cluster::mirror_sets::digest_mirrors(&restricted).await?;
 
     let mut state = SyncState::default();
     let pass = sync_once(&restricted, &options, &mut state).await?;

@@ -996,13 +996,50 @@ pub(super) fn upgrade_cli(ctx: &Ctx<'_>, args: &[&str]) -> anyhow::Result<(bool,
     ))
 }
 
+fn proxy_api(ctx: &Ctx<'_>) -> Api<kube::core::DynamicObject> {
+    let gvk = kube::core::GroupVersionKind::gvk("config.openshift.io", "v1", "Proxy");
+    Api::all_with(
+        ctx.admin.clone(),
+        &kube::core::ApiResource::from_gvk_with_plural(&gvk, "proxies"),
+    )
+}
+
+/// No Proxy `cluster`, and none of the ConfigMaps the signature test makes (the CA, the saved
+/// signatures).
+async fn remove_proxy(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    let config_maps: Api<ConfigMap> = Api::namespaced(ctx.admin.clone(), "openshift-config");
+    for result in [
+        proxy_api(ctx)
+            .delete("cluster", &DeleteParams::default())
+            .await
+            .map(|_| ()),
+        config_maps
+            .delete("signature-store-ca", &DeleteParams::default())
+            .await
+            .map(|_| ()),
+        Api::<ConfigMap>::namespaced(ctx.admin.clone(), "openshift-config-managed")
+            .delete("signatures-managed", &DeleteParams::default())
+            .await
+            .map(|_| ()),
+    ] {
+        match result {
+            Ok(()) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// Release signatures (issue 12): the applied payload declares a verifier (a ConfigMap with
 /// `release.openshift.io/verification-config-map`: one keyring, one HTTP store on 127.0.0.1).
 /// An unsigned release is refused with upstream's message and the current payload stays; once
 /// `cvo payload sign` has put its signature in the store it is accepted with `verified: true`;
-/// an unsigned one goes through with `force`, unverified, the failure in `acceptedRisks`.
+/// an unsigned one goes through with `force`, unverified, the failure in `acceptedRisks`. The
+/// stores are reached through the cluster's Proxy and trusting its CA bundle.
 pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let tmp = tempfile::tempdir()?;
+    remove_proxy(ctx).await?;
     let Some(gnupg) = super::gnupg::GnuPg::with_key("Release <release@example.com>")? else {
         return Ok(());
     };
@@ -1026,7 +1063,7 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
         );
         let image = |tag: &str| format!("{}/cvo/release:{tag}", registry.addr);
         let mut digests = std::collections::BTreeMap::new();
-        for (src, tag, extra) in [(OLD, "4.17.0", ""), (NEW, "4.18.0", ""), (NEW, "4.18.0-b", "b"), (NEW, "4.18.0-c", "c")] {
+        for (src, tag, extra) in [(OLD, "4.17.0", ""), (NEW, "4.18.0", ""), (NEW, "4.18.0-b", "b"), (NEW, "4.18.0-c", "c"), (NEW, "4.18.0-d", "d"), (NEW, "4.18.0-e", "e")] {
             let dir = tmp.path().join(tag);
             copy_dir(Path::new(src), &dir)?;
             std::fs::write(dir.join("manifests/0000_00_verification.yaml"), &verifier)?;
@@ -1106,11 +1143,24 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
             accepted == "False" && message.ends_with(&format!("failure=The update cannot be verified: unable to verify {digest} against keyrings: verifier-public-key-test")),
             "{message}"
         );
-        sign_into(&digest, "4.18.0", &spec_store)?;
+        let spec_signature = std::fs::read(sign_into(&digest, "4.18.0", &spec_store)?)?;
         once(old)?;
         let s = status(ctx).await?;
         check_history(&s, &[("Completed", "4.18.0"), ("Completed", "4.17.0")])?;
         ensure!(s.history[0].verified && s.history[0].image == *new, "{:?}", s.history);
+        // The signature that verified it is saved where upstream saves it.
+        let managed = Api::<ConfigMap>::namespaced(ctx.admin.clone(), "openshift-config-managed")
+            .get("signatures-managed")
+            .await?;
+        let labels = managed.metadata.labels.clone().unwrap_or_default();
+        let saved = managed.binary_data.clone().unwrap_or_default();
+        let saved_key = format!("{}-0", digest.replacen(':', "-", 1));
+        ensure!(
+            labels.get("release.openshift.io/verification-signatures").map(String::as_str) == Some("")
+                && saved.get(&saved_key).map(|b| &b.0) == Some(&spec_signature)
+                && saved.len() == 1,
+            "{managed:?}"
+        );
         let clear = json!({"spec": {"signatureStores": null}});
         api.patch("version", &PatchParams::default(), &Patch::Merge(&clear)).await?;
 
@@ -1142,9 +1192,72 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
         ensure!(s.history[0].image == *unsigned && !s.history[0].verified, "{:?}", s.history);
         let risks = s.history[0].accepted_risks.clone().unwrap_or_default();
         ensure!(risks.contains("The update cannot be verified: unable to verify"), "{risks:?}");
+
+        // The stores are reached as the update service is: through the Proxy `cluster`'s
+        // status.httpProxy (a store on a host that does not resolve), trusting the CA bundle
+        // its spec.trustedCA names (an HTTPS store whose CA is nowhere else).
+        // Python's http.server, asked as a proxy for `http://signatures.invalid/store/X`,
+        // serves `<dir>/http:/signatures.invalid/store/X`: a real proxy for that one host.
+        let proxy_root = tmp.path().join("proxy");
+        let hidden = proxy_root.join("http:/signatures.invalid/store");
+        std::fs::create_dir_all(&hidden)?;
+        let proxy_server = super::static_server::StaticServer::start(&proxy_root)?;
+        let proxied = &digests["4.18.0-d"];
+        let proxied_digest = proxied.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
+        sign_into(proxied_digest, "4.18.0-d", &hidden)?;
+        let stores = json!({"spec": {"signatureStores": [{"url": "http://signatures.invalid/store"}]}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&stores)).await?;
+        let patch = json!({"spec": {"desiredUpdate": {"image": proxied, "version": "4.18.0", "force": false}}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        once(unsigned)?;
+        let s = status(ctx).await?;
+        ensure!(s.history[0].image == *unsigned, "no proxy yet: {:?}", s.history);
+        let proxies = proxy_api(ctx);
+        proxies
+            .create(&PostParams::default(), &serde_json::from_value(json!({
+                "apiVersion": "config.openshift.io/v1", "kind": "Proxy", "metadata": {"name": "cluster"},
+                "status": {"httpProxy": proxy_server.url}}))?)
+            .await?;
+        once(unsigned)?;
+        let s = status(ctx).await?;
+        ensure!(s.history[0].image == *proxied && s.history[0].verified, "{:?}", s.history);
+
+        let (cert, _) = cvo::host::webhook::make_certificate(
+            &["localhost".to_string()],
+            k8s_openapi::jiff::Timestamp::now(),
+        )?;
+        let tls_store = tmp.path().join("tls-store");
+        std::fs::create_dir(&tls_store)?;
+        let (leaf, leaf_key) = (tmp.path().join("leaf.crt"), tmp.path().join("leaf.key"));
+        std::fs::write(&leaf, &cert.certificate)?;
+        std::fs::write(&leaf_key, &cert.key)?;
+        let tls_server = super::static_server::StaticServer::start_tls(&tls_store, &leaf, &leaf_key)?;
+        let trusted = &digests["4.18.0-e"];
+        let trusted_digest = trusted.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
+        sign_into(trusted_digest, "4.18.0-e", &tls_store)?;
+        let stores = json!({"spec": {"signatureStores": [{"url": tls_server.url}]}});
+        api.patch("version", &PatchParams::default(), &Patch::Merge(&stores)).await?;
+        request_release(&api, trusted, Some("4.18.0")).await?;
+        once(proxied)?;
+        let s = status(ctx).await?;
+        let (_, message) = condition_of(&s, "ReleaseAccepted");
+        ensure!(s.history[0].image == *proxied && message.contains("cannot be verified"), "not trusted yet: {message}");
+        let ca = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "signature-store-ca", "namespace": "openshift-config"},
+                        "data": {"ca-bundle.crt": cert.ca}});
+        Api::<ConfigMap>::namespaced(ctx.admin.clone(), "openshift-config")
+            .create(&PostParams::default(), &serde_json::from_value(ca)?)
+            .await?;
+        let trust = json!({"spec": {"trustedCA": {"name": "signature-store-ca"}}});
+        proxies.patch("cluster", &PatchParams::default(), &Patch::Merge(&trust)).await?;
+        once(proxied)?;
+        let s = status(ctx).await?;
+        ensure!(s.history[0].image == *trusted && s.history[0].verified, "{:?}", s.history);
+        drop((proxy_server, tls_server));
         anyhow::Ok(())
     }
     .await;
+    remove_proxy(ctx).await?;
     drop(server);
     drop(registry);
     result

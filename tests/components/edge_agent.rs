@@ -13,7 +13,8 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::Value;
 
 use cvo::components::edge::agent_install::{
-    InstallSettings, Rbac, SERVICE_ACCOUNT, Scope, cluster_role_binding_name, render,
+    CONFIG_MAP, HubCert, InstallSettings, PVC, Rbac, SECRET, SERVICE_ACCOUNT, Scope,
+    cluster_role_binding_name, node_reader_name, render,
 };
 
 use super::{Ctx, apply_all, may};
@@ -155,6 +156,7 @@ async fn agent_identity(
                 "Namespace",
                 "ServiceAccount",
                 "RoleBinding",
+                "ClusterRole",
                 "ClusterRoleBinding",
             ]
             .contains(&d["kind"].as_str().unwrap_or_default())
@@ -418,5 +420,242 @@ subjects:
     ] {
         let _ = bindings.delete(&binding, &DeleteParams::default()).await;
     }
+    Ok(())
+}
+
+fn cvo_properties(
+    kubeconfig: &std::path::Path,
+    namespace: &str,
+) -> anyhow::Result<(i32, String, String)> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args([
+            "edge",
+            "agent-install",
+            "--properties",
+            "--namespace-scoped",
+            "-o",
+            "json",
+        ])
+        .args(["--namespace", namespace, "--kubeconfig"])
+        .arg(kubeconfig)
+        .output()?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+/// `--properties` until it exits `want` (RBAC catches up with a binding's change): its stdout
+/// and stderr.
+async fn properties_exit(
+    kubeconfig: &std::path::Path,
+    namespace: &str,
+    want: i32,
+) -> anyhow::Result<(String, String)> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (code, stdout, stderr) = cvo_properties(kubeconfig, namespace)?;
+        if code == want {
+            return Ok((stdout, stderr));
+        }
+        if Instant::now() > deadline {
+            bail!("--properties: exit {code}, want {want}: {stderr}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Whether a real request as `client` is refused with 403 (Ok(false): it was allowed).
+async fn refused<T, F>(request: F) -> anyhow::Result<bool>
+where
+    F: std::future::Future<Output = kube::Result<T>>,
+{
+    match request.await {
+        Ok(_) => Ok(false),
+        Err(kube::Error::Api(e)) if e.code == 403 => Ok(true),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The least-privilege namespace-scoped agent, as its own ServiceAccount: it computes the
+/// built-in properties anax computes (it lists the Nodes: the same answer the admin gets), reads
+/// its ConfigMap, Secret and PVC, and is refused everything else outside its namespace: a Node
+/// by name, Secrets and ConfigMaps elsewhere, Namespaces, Pods cluster-wide, writes to Nodes
+/// and RBAC. Without the node reader binding the computation fails and says what anax would
+/// publish instead.
+pub async fn least_privilege_agent_reads_its_properties(ctx: &Ctx<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, Secret};
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    let ns = "edge-props";
+    let dir = tempfile::tempdir()?;
+    let nodes: Api<Node> = Api::all(ctx.admin.clone());
+    let node: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "edge-props-node"},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
+                   "allocatable": {"cpu": "3500m", "memory": "7Gi"},
+                   "nodeInfo": {"architecture": "arm64", "bootID": "", "containerRuntimeVersion": "",
+                                "kernelVersion": "", "kubeProxyVersion": "", "kubeletVersion": "",
+                                "machineID": "", "operatingSystem": "linux", "osImage": "",
+                                "systemUUID": ""}}}))?;
+    nodes.create(&PostParams::default(), &node).await?;
+
+    let mut settings = InstallSettings::new(ns, Scope::Namespace, Rbac::LeastPrivilege);
+    settings.hub_cert = HubCert::Pem("-----BEGIN CERTIFICATE-----\n".into());
+    // Everything but what runs the agent (no Deployment: `--check` in the other test counts them).
+    let objects: Vec<Value> = render(&settings)?
+        .into_iter()
+        .filter(|d| !["Deployment", "CronJob"].contains(&d["kind"].as_str().unwrap_or_default()))
+        .collect();
+    apply_all(&ctx.admin, &objects).await?;
+    let kubeconfig = agent_identity(ctx, &settings, dir.path()).await?;
+    let agent = {
+        let config = kube::config::Kubeconfig::read_from(&kubeconfig)?;
+        let options = kube::config::KubeConfigOptions::default();
+        kube::Client::try_from(kube::Config::from_custom_kubeconfig(config, &options).await?)?
+    };
+
+    // The properties, as the agent computes them, once RBAC has the bindings.
+    let (stdout, _) = properties_exit(&kubeconfig, ns, 0).await?;
+    let properties: Value = serde_json::from_str(&stdout)?;
+    let value = |name: &str| {
+        (properties.as_array().into_iter().flatten())
+            .find(|p| p["name"] == name)
+            .map(|p| p["value"].clone())
+    };
+    ensure!(
+        value("openhorizon.kubernetesNamespace") == Some("edge-props".into()),
+        "{properties}"
+    );
+    ensure!(
+        value("openhorizon.kubernetesNamespaceScoped") == Some(true.into()),
+        "{properties}"
+    );
+    ensure!(
+        value("openhorizon.kubernetesVersion")
+            .is_some_and(|v| v.as_str().is_some_and(|v| v.starts_with("v1."))),
+        "{properties}"
+    );
+    ensure!(
+        value("openhorizon.allowPrivileged") == Some(true.into()),
+        "{properties}"
+    );
+    ensure!(
+        value("openhorizon.cpu")
+            .and_then(|v| v.as_f64())
+            .is_some_and(|c| c >= 4.0),
+        "{properties}"
+    );
+    ensure!(
+        value("openhorizon.memory")
+            .and_then(|v| v.as_f64())
+            .is_some_and(|m| m >= 8590.0),
+        "{properties}"
+    );
+    // The same answer the cluster's admin gets: the agent sees every Node.
+    let (code, admin_stdout, stderr) = cvo_properties(ctx.cluster.kubeconfig(), ns)?;
+    ensure!(code == 0, "{stderr}");
+    ensure!(
+        admin_stdout == stdout,
+        "agent {stdout} admin {admin_stdout}"
+    );
+    if nodes.list(&Default::default()).await?.items.len() == 1 {
+        ensure!(
+            value("openhorizon.arch") == Some("arm64".into()),
+            "{properties}"
+        );
+        ensure!(value("openhorizon.cpu") == Some(4.0.into()), "{properties}");
+        ensure!(
+            value("openhorizon.memory") == Some(8590.0.into()),
+            "{properties}"
+        );
+    }
+
+    // Its own objects: read with real requests.
+    let own_maps: Api<ConfigMap> = Api::namespaced(agent.clone(), ns);
+    own_maps.get(CONFIG_MAP).await.context("its ConfigMap")?;
+    let own_secrets: Api<Secret> = Api::namespaced(agent.clone(), ns);
+    own_secrets.get(SECRET).await.context("its Secret")?;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(agent.clone(), ns);
+    claims.get(PVC).await.context("its PVC")?;
+
+    // Nothing broader: real requests refused, and what the apiserver would refuse.
+    let agent_nodes: Api<Node> = Api::all(agent.clone());
+    ensure!(
+        refused(agent_nodes.get("edge-props-node")).await?,
+        "get a Node allowed"
+    );
+    for other in ["default", "kube-system"] {
+        let secrets: Api<Secret> = Api::namespaced(agent.clone(), other);
+        ensure!(
+            refused(secrets.list(&Default::default())).await?,
+            "Secrets of {other} readable"
+        );
+        let maps: Api<ConfigMap> = Api::namespaced(agent.clone(), other);
+        ensure!(
+            refused(maps.list(&Default::default())).await?,
+            "ConfigMaps of {other} readable"
+        );
+    }
+    let all_secrets: Api<Secret> = Api::all(agent.clone());
+    ensure!(
+        refused(all_secrets.list(&Default::default())).await?,
+        "every Secret readable"
+    );
+    let all_pods: Api<Pod> = Api::all(agent.clone());
+    ensure!(
+        refused(all_pods.list(&Default::default())).await?,
+        "every Pod readable"
+    );
+    let namespaces: Api<Namespace> = Api::all(agent.clone());
+    ensure!(
+        refused(namespaces.list(&Default::default())).await?,
+        "Namespaces readable"
+    );
+    for (group, resource, verb) in [
+        ("", "nodes", "get"),
+        ("", "nodes", "watch"),
+        ("", "nodes", "update"),
+        ("", "nodes", "delete"),
+        ("", "nodes/status", "patch"),
+        ("rbac.authorization.k8s.io", "clusterroles", "create"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings", "create"),
+        (
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "create",
+        ),
+    ] {
+        ensure!(
+            !may(&agent, "", (group, resource, verb)).await?,
+            "{verb} {resource} allowed"
+        );
+    }
+    ensure!(may(&agent, "", ("", "nodes", "list")).await?);
+
+    // Without the node reader binding: the computation fails and says what anax publishes.
+    let bindings: Api<ClusterRoleBinding> = Api::all(ctx.admin.clone());
+    bindings
+        .delete(&node_reader_name(ns), &DeleteParams::default())
+        .await?;
+    let (_, stderr) = properties_exit(&kubeconfig, ns, 1).await?;
+    ensure!(
+        stderr.contains("cannot list the Nodes")
+            && stderr.contains("an agent with these rights publishes openhorizon.arch=\"\", openhorizon.cpu=0.0, openhorizon.allowPrivileged=true, openhorizon.kubernetesNamespace=\"\"")
+            && stderr.contains("as `cvo edge agent-install` does with ClusterRole edge-props-openhorizon-agent-node-reader"),
+        "{stderr}"
+    );
+
+    let admin_namespaces: Api<Namespace> = Api::all(ctx.admin.clone());
+    admin_namespaces
+        .delete(ns, &DeleteParams::default())
+        .await?;
+    let roles: Api<ClusterRole> = Api::all(ctx.admin.clone());
+    roles
+        .delete(&node_reader_name(ns), &DeleteParams::default())
+        .await?;
+    nodes
+        .delete("edge-props-node", &DeleteParams::default())
+        .await?;
     Ok(())
 }

@@ -11,26 +11,29 @@ use kube::runtime::wait::{await_condition, conditions};
 use serde_json::json;
 
 /// Server-side applies the ServiceMonitor, PrometheusRule, ClusterImagePolicy,
-/// ImageDigestMirrorSet, Proxy and APIServer CRDs (schemaless) and waits until they are
-/// Established.
+/// ImageDigestMirrorSet, ImageContentSourcePolicy, Proxy and APIServer CRDs (schemaless) and
+/// waits until they are Established.
 pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply("cvo-test").force();
-    for (group, plural, kind, scope) in [
+    for (group, version, plural, kind, scope) in [
         (
             "monitoring.coreos.com",
+            "v1",
             "servicemonitors",
             "ServiceMonitor",
             "Namespaced",
         ),
         (
             "monitoring.coreos.com",
+            "v1",
             "prometheusrules",
             "PrometheusRule",
             "Namespaced",
         ),
         (
             "config.openshift.io",
+            "v1",
             "clusterimagepolicies",
             "ClusterImagePolicy",
             "Cluster",
@@ -38,15 +41,30 @@ pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
         // Where releases are pulled from when their registry is mirrored.
         (
             "config.openshift.io",
+            "v1",
             "imagedigestmirrorsets",
             "ImageDigestMirrorSet",
             "Cluster",
         ),
+        // Their older form, still honoured.
+        (
+            "operator.openshift.io",
+            "v1alpha1",
+            "imagecontentsourcepolicies",
+            "ImageContentSourcePolicy",
+            "Cluster",
+        ),
         // The egress settings the update service is reached with (no status subresource:
         // the tests write the status the network operator would).
-        ("config.openshift.io", "proxies", "Proxy", "Cluster"),
+        ("config.openshift.io", "v1", "proxies", "Proxy", "Cluster"),
         // The cluster's TLS profile (spec.tlsSecurityProfile) the metrics server follows.
-        ("config.openshift.io", "apiservers", "APIServer", "Cluster"),
+        (
+            "config.openshift.io",
+            "v1",
+            "apiservers",
+            "APIServer",
+            "Cluster",
+        ),
     ] {
         let name = format!("{plural}.{group}");
         let crd = json!({
@@ -54,7 +72,7 @@ pub async fn install_foreign_crds(client: &kube::Client) -> anyhow::Result<()> {
             "metadata": {"name": name},
             "spec": {"group": group, "scope": scope,
                      "names": {"plural": plural, "kind": kind, "singular": kind.to_lowercase()},
-                     "versions": [{"name": "v1", "served": true, "storage": true,
+                     "versions": [{"name": version, "served": true, "storage": true,
                                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]},
         });
         api.patch(&name, &params, &Patch::Apply(&crd)).await?;

@@ -6,7 +6,13 @@
 //! RBAC: the design (seed 000, anax#3733) gives a namespace-scoped agent namespace permissions
 //! only; anax did so for a while (a RoleBinding to `admin`) and then reverted to a
 //! `cluster-admin` ClusterRoleBinding for both scopes. [`Rbac::LeastPrivilege`] is the design,
-//! [`Rbac::Upstream`] what ships.
+//! plus the one cluster-wide read the agent's built-in properties need (anax `cutil/cluster.go`
+//! lists the Nodes; refused, the agent publishes an empty namespace); [`Rbac::Upstream`] what
+//! ships.
+//!
+//! The Deployment, PVC, Service and CronJob follow anax main 2f3fa5a's `agent-install/k8s/`
+//! templates as `agent-install.sh` fills them; `docs/upstream-differences.md` lists where
+//! `cvo` differs and why.
 
 use serde_json::{Value, json};
 
@@ -27,12 +33,44 @@ pub const ENV_NAMESPACE: &str = "AGENT_NAMESPACE";
 pub const ENV_SCOPED: &str = "HZN_NAMESPACE_SCOPED";
 /// Where the Secret's hub certificate is mounted in the agent container.
 const CERT_PATH: &str = "/etc/default/cert/agent-install.crt";
-/// The agent API port.
+/// The agent API port (the `horizon` file's `HZN_AGENT_PORT`; the pod's own, not a Service's).
 const AGENT_PORT: u16 = 8510;
+/// The agent's ESS (the model management API the services in the cluster call), the one port
+/// the pod and the Service `agent-service` expose.
+pub const ESS_PORT: u16 = 8443;
+pub const ESS_PORT_NAME: &str = "ess-secure";
+/// The Service's port name in the template.
+pub const ESS_SERVICE_PORT_NAME: &str = "ess-secure-port-name";
+/// `DEFAULT_INIT_CONTAINER_IMAGE_PATH` of the install script: the image that chowns the PVC.
+pub const DEFAULT_INIT_CONTAINER_IMAGE: &str = "public.ecr.aws/docker/library/alpine:latest";
+pub const DEFAULT_IMAGE: &str = "docker.io/openhorizon/amd64_anax_k8s:latest";
+/// The label the agent's pods share; the podAffinity keeps them on one node (the RWO PVC).
+pub const COMPONENT_LABEL: &str = "openhorizon.org/component";
+/// The uid and gid the agent runs as, and the init container gives the PVC to.
+const AGENT_UID: i64 = 1000;
+/// Storage class prefixes the install script treats as shared file systems: their PVC is
+/// `ReadWriteMany`, and on OpenShift they keep the chown init container.
+const FILE_STORAGE_CLASSES: [&str; 5] = [
+    "csi-cephfs",
+    "rook-cephfs",
+    "ibmc-file",
+    "ibmc-vpc-file",
+    "ocs-storagecluster-ceph",
+];
+/// Those of them for which the script keeps the init container on OpenShift.
+const OCP_CHOWN_STORAGE_CLASSES: [&str; 3] =
+    ["ibmc-file", "ibmc-vpc-file", "ocs-storagecluster-ceph"];
 
 /// `<ns>-openhorizon-agent-cluster-rule`, the ClusterRoleBinding the script creates.
 pub fn cluster_role_binding_name(namespace: &str) -> String {
     format!("{namespace}-openhorizon-agent-cluster-rule")
+}
+
+/// `<ns>-openhorizon-agent-node-reader`: the ClusterRole and ClusterRoleBinding that let a
+/// least-privilege namespace-scoped agent list the Nodes (and nothing else outside its
+/// namespace).
+pub fn node_reader_name(namespace: &str) -> String {
+    format!("{namespace}-openhorizon-agent-node-reader")
 }
 
 /// Whether the agent may deploy services anywhere (cluster) or only in its namespace.
@@ -81,7 +119,8 @@ pub enum Binding {
     /// ClusterRoleBinding `<ns>-openhorizon-agent-cluster-rule` → ClusterRole `cluster-admin`.
     ClusterAdmin,
     /// RoleBinding `openhorizon-agent-namespace-admin-rolebinding` in the agent namespace →
-    /// ClusterRole `admin`.
+    /// ClusterRole `admin`, and ClusterRole/ClusterRoleBinding `<ns>-openhorizon-agent-node-reader`
+    /// (`list` on `nodes`).
     NamespaceAdmin,
 }
 
@@ -93,6 +132,18 @@ pub fn binding(scope: Scope, rbac: Rbac) -> Binding {
     }
 }
 
+/// Where the agent finds the hub's CA certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HubCert {
+    /// None (a hub with a publicly signed certificate): as the script without a certificate
+    /// file, no Secret, no volume, no `HZN_MGMT_HUB_CERT_PATH`.
+    None,
+    /// This PEM, rendered into the Secret `openhorizon-agent-secrets`.
+    Pem(String),
+    /// The Secret exists already (the payload's install: the administrator creates it).
+    InSecret,
+}
+
 /// What the install takes; the flags of `cvo edge agent-install`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstallSettings {
@@ -101,15 +152,24 @@ pub struct InstallSettings {
     pub rbac: Rbac,
     /// The agent image (`<arch>_anax_k8s`).
     pub image: String,
+    /// The auto-upgrade CronJob's image (`<arch>_auto-upgrade-cronjob_k8s`).
+    pub cronjob_image: String,
+    /// The image of the init container that gives the PVC to uid 1000.
+    pub init_container_image: String,
     /// `HZN_ORG_ID`.
     pub org: String,
     pub exchange_url: String,
     pub css_url: String,
-    /// The hub certificate (PEM) for the Secret; empty when the hub needs none.
-    pub cert: String,
-    /// OpenShift: the Namespace gets the SCC uid-range and supplemental-groups annotations.
+    pub hub_cert: HubCert,
+    /// OpenShift: the Namespace gets the SCC uid-range and supplemental-groups annotations,
+    /// and the pod no chown init container (the SCC gives the volume its group).
     pub openshift: bool,
     pub pvc_size: String,
+    /// The PVC's `storageClassName`; none: the cluster's default class.
+    pub storage_class: Option<String>,
+    /// A docker-registry Secret in the agent namespace the pods pull their images with (the
+    /// script's `registry-creds`, for a private remote registry).
+    pub image_pull_secret: Option<String>,
 }
 
 impl InstallSettings {
@@ -119,14 +179,75 @@ impl InstallSettings {
             namespace: namespace.to_owned(),
             scope,
             rbac,
-            image: "docker.io/openhorizon/amd64_anax_k8s:latest".to_owned(),
+            image: DEFAULT_IMAGE.to_owned(),
+            cronjob_image: cronjob_image_for(DEFAULT_IMAGE).unwrap_or_default(),
+            init_container_image: DEFAULT_INIT_CONTAINER_IMAGE.to_owned(),
             org: "myorg".to_owned(),
             exchange_url: String::new(),
             css_url: String::new(),
-            cert: String::new(),
+            hub_cert: HubCert::None,
             openshift: false,
             pvc_size: "10Gi".to_owned(),
+            storage_class: None,
+            image_pull_secret: None,
         }
+    }
+}
+
+/// The auto-upgrade CronJob's image for an agent image, as the install script derives it
+/// (`${IMAGE%%_*}_auto-upgrade-cronjob_k8s`, same tag): `quay.io/o/arm64_anax_k8s:2.31.0` →
+/// `quay.io/o/arm64_auto-upgrade-cronjob_k8s:2.31.0`. None when the image's name is not
+/// `<arch>_anax_k8s` or the image is pinned by digest (a digest names one image only).
+pub fn cronjob_image_for(image: &str) -> Option<String> {
+    let (path, name) = image.rsplit_once('/').unwrap_or(("", image));
+    if name.contains('@') {
+        return None;
+    }
+    let (repository, tag) = match name.split_once(':') {
+        Some((repository, tag)) => (repository, Some(tag)),
+        None => (name, None),
+    };
+    let arch = repository.strip_suffix("_anax_k8s")?;
+    if arch.is_empty() || arch.contains('_') {
+        return None;
+    }
+    let prefix = match path {
+        "" => String::new(),
+        path => format!("{path}/"),
+    };
+    Some(match tag {
+        Some(tag) => format!("{prefix}{arch}_auto-upgrade-cronjob_k8s:{tag}"),
+        None => format!("{prefix}{arch}_auto-upgrade-cronjob_k8s"),
+    })
+}
+
+/// `AGENT_CLUSTER_IMAGE_REGISTRY_HOST`: where the agent's images live, the image's path before
+/// its `/<arch>_anax_k8s` (the script's `REMOTE_IMAGE_REGISTRY_PATH`); the agent pulls its
+/// upgrades from there.
+pub fn image_registry_host(image: &str) -> &str {
+    image.rsplit_once('/').map_or("", |(path, _)| path)
+}
+
+/// Whether the pod gets the root init container that chowns the PVC to 1000:1000: always off
+/// OpenShift (k3s, microk8s and most provisioners hand out root-owned volumes), and on
+/// OpenShift only for the shared file system classes the script names (elsewhere the SCC's
+/// fsGroup does it, and the container would break the volume's permissions).
+pub fn needs_chown_init(openshift: bool, storage_class: Option<&str>) -> bool {
+    !openshift
+        || storage_class.is_some_and(|class| {
+            OCP_CHOWN_STORAGE_CLASSES
+                .iter()
+                .any(|p| class.starts_with(p))
+        })
+}
+
+/// The PVC's access mode: `ReadWriteMany` for the shared file system classes, else
+/// `ReadWriteOnce` (the script also asks for more than one Ready node, which a renderer cannot
+/// see; on one node either mode works).
+pub fn pvc_access_mode(storage_class: Option<&str>) -> &'static str {
+    match storage_class {
+        Some(class) if FILE_STORAGE_CLASSES.iter().any(|p| class.starts_with(p)) => "ReadWriteMany",
+        _ => "ReadWriteOnce",
     }
 }
 
@@ -138,6 +259,10 @@ pub enum InstallError {
     Namespace(String, &'static str),
     #[error("--{0} must not be empty")]
     Empty(&'static str),
+    #[error(
+        "--image {0}: cannot derive the auto-upgrade CronJob's image from it (the install script replaces `_anax_k8s` in `<arch>_anax_k8s:TAG` with `_auto-upgrade-cronjob_k8s`); give it with --cronjob-image"
+    )]
+    CronJobImage(String),
     #[error("cannot write {0} as YAML: {1}")]
     Yaml(String, String),
 }
@@ -167,33 +292,81 @@ fn check_namespace(name: &str) -> Result<(), InstallError> {
 /// binding, Secret, ConfigMap, PVC, Deployment, Service, CronJob.
 pub fn render(settings: &InstallSettings) -> Result<Vec<Value>, InstallError> {
     check_namespace(&settings.namespace)?;
-    for (flag, value) in [("image", &settings.image), ("org", &settings.org)] {
+    for (flag, value) in [
+        ("image", &settings.image),
+        ("cronjob-image", &settings.cronjob_image),
+        ("init-container-image", &settings.init_container_image),
+        ("org", &settings.org),
+        ("pvc-size", &settings.pvc_size),
+    ] {
         if value.is_empty() {
             return Err(InstallError::Empty(flag));
         }
     }
+    for (flag, value) in [
+        ("storage-class", &settings.storage_class),
+        ("image-pull-secret", &settings.image_pull_secret),
+    ] {
+        if value.as_deref() == Some("") {
+            return Err(InstallError::Empty(flag));
+        }
+    }
     let ns = settings.namespace.as_str();
-    Ok(vec![
+    let mut documents = vec![
         namespace(settings),
         json!({"apiVersion": "v1", "kind": "ServiceAccount",
                "metadata": {"name": SERVICE_ACCOUNT, "namespace": ns}}),
-        rbac(settings),
-        json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+    ];
+    documents.extend(rbac(settings));
+    if let HubCert::Pem(pem) = &settings.hub_cert {
+        documents.push(
+            json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                "metadata": {"name": SECRET, "namespace": ns},
-               "data": {"agent-install.crt": base64_of(&settings.cert)}}),
+               "data": {"agent-install.crt": base64_of(pem)}}),
+        );
+    }
+    let mut pvc_spec = json!({
+        "accessModes": [pvc_access_mode(settings.storage_class.as_deref())],
+        "resources": {"requests": {"storage": settings.pvc_size}},
+    });
+    if let Some(class) = &settings.storage_class {
+        pvc_spec["storageClassName"] = json!(class);
+    }
+    documents.extend([
         config_map(settings),
         json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-               "metadata": {"name": PVC, "namespace": ns},
-               "spec": {"accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": settings.pvc_size}}}}),
+               "metadata": {"name": PVC, "namespace": ns}, "spec": pvc_spec}),
         deployment(settings),
         json!({"apiVersion": "v1", "kind": "Service",
-               "metadata": {"name": SERVICE, "namespace": ns},
-               "spec": {"selector": {"app": DEPLOYMENT},
-                        "ports": [{"name": "agent-api", "port": AGENT_PORT,
-                                   "targetPort": AGENT_PORT, "protocol": "TCP"}]}}),
+               "metadata": {"name": SERVICE, "namespace": ns, "labels": agent_labels()},
+               "spec": {"selector": agent_labels(),
+                        "ports": [{"name": ESS_SERVICE_PORT_NAME, "protocol": "TCP",
+                                   "port": ESS_PORT, "targetPort": ESS_PORT}]}}),
         cron_job(settings),
-    ])
+    ]);
+    Ok(documents)
+}
+
+/// The labels of the agent's Deployment, pods and Service.
+fn agent_labels() -> Value {
+    json!({"app": DEPLOYMENT, COMPONENT_LABEL: "agent"})
+}
+
+/// Every agent pod (the agent's, the CronJob's) on the node of the others: the PVC is
+/// `ReadWriteOnce` on most classes.
+fn pod_affinity() -> Value {
+    json!({"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchExpressions": [
+            {"key": COMPONENT_LABEL, "operator": "In", "values": ["agent"]}]},
+        "topologyKey": "kubernetes.io/hostname",
+    }]}})
+}
+
+/// `imagePullSecrets` when the settings name one.
+fn set_pull_secret(pod: &mut Value, settings: &InstallSettings) {
+    if let Some(secret) = &settings.image_pull_secret {
+        pod["imagePullSecrets"] = json!([{"name": secret}]);
+    }
 }
 
 /// Secret `data` rather than `stringData`: the API server keeps no `stringData`, so an apply
@@ -214,31 +387,51 @@ fn namespace(settings: &InstallSettings) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
 }
 
-fn rbac(settings: &InstallSettings) -> Value {
+fn rbac(settings: &InstallSettings) -> Vec<Value> {
     let ns = settings.namespace.as_str();
     let subject = json!([{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": ns}]);
     match binding(settings.scope, settings.rbac) {
-        Binding::ClusterAdmin => json!({
+        Binding::ClusterAdmin => vec![json!({
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
             "metadata": {"name": cluster_role_binding_name(ns)},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                         "name": "cluster-admin"},
             "subjects": subject,
-        }),
-        Binding::NamespaceAdmin => json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": NAMESPACE_ROLE_BINDING, "namespace": ns},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": "admin"},
-            "subjects": subject,
-        }),
+        })],
+        Binding::NamespaceAdmin => vec![
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": NAMESPACE_ROLE_BINDING, "namespace": ns},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": "admin"},
+                "subjects": subject,
+            }),
+            // anax `cutil.GetClusterCountInfo`: the built-in properties (cpu, memory, arch,
+            // and, because a failure zeroes them all, the namespace) come from listing Nodes.
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": node_reader_name(ns)},
+                "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}],
+            }),
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": node_reader_name(ns)},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": node_reader_name(ns)},
+                "subjects": subject,
+            }),
+        ],
     }
 }
 
 /// The `horizon` file the agent reads from `/etc/default/horizon`.
 fn config_map(settings: &InstallSettings) -> Value {
+    let cert = match settings.hub_cert {
+        HubCert::None => String::new(),
+        _ => format!("HZN_MGMT_HUB_CERT_PATH={CERT_PATH}\n"),
+    };
     let horizon = format!(
-        "HZN_EXCHANGE_URL={}\nHZN_FSS_CSSURL={}\nHZN_MGMT_HUB_CERT_PATH={CERT_PATH}\nHZN_AGENT_PORT={AGENT_PORT}\n",
+        "HZN_EXCHANGE_URL={}\nHZN_FSS_CSSURL={}\n{cert}HZN_AGENT_PORT={AGENT_PORT}\n",
         settings.exchange_url, settings.css_url
     );
     json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -249,89 +442,114 @@ fn config_map(settings: &InstallSettings) -> Value {
 /// The restricted security context of the shipped templates (uid/gid 1000, nothing else).
 fn security_context() -> Value {
     json!({"allowPrivilegeEscalation": false, "runAsNonRoot": true,
-           "runAsUser": 1000, "runAsGroup": 1000,
+           "runAsUser": AGENT_UID, "runAsGroup": AGENT_UID,
            "seccompProfile": {"type": "RuntimeDefault"},
            "capabilities": {"drop": ["ALL"]}})
 }
 
+/// The root init container that gives the PVC to the agent's uid (k3s, microk8s and the like
+/// hand out root-owned volumes the agent cannot write).
+fn chown_init_container(settings: &InstallSettings) -> Value {
+    json!({
+        "name": "initcontainer",
+        "image": settings.init_container_image,
+        "imagePullPolicy": "IfNotPresent",
+        "securityContext": {"runAsUser": 0, "capabilities": {"add": ["CHOWN"]}},
+        "command": ["sh", "-c", format!("(chown {AGENT_UID}:{AGENT_UID} /mount)")],
+        "volumeMounts": [{"mountPath": "/mount", "name": "agent-pvc-storage"}],
+    })
+}
+
 fn deployment(settings: &InstallSettings) -> Value {
-    let labels = json!({"app": DEPLOYMENT, "openhorizon.org/component": "agent"});
+    let labels = agent_labels();
+    let with_cert = settings.hub_cert != HubCert::None;
+    let mut env = vec![
+        json!({"name": "HZN_ORG_ID", "value": settings.org}),
+        json!({"name": ENV_NAMESPACE, "value": settings.namespace}),
+        json!({"name": ENV_SCOPED, "value": settings.scope.env_value()}),
+        json!({"name": "AGENT_CLUSTER_IMAGE_REGISTRY_HOST",
+               "value": image_registry_host(&settings.image)}),
+    ];
+    let mut mounts = vec![json!(
+        {"mountPath": "/etc/default/horizon", "subPath": "horizon", "name": "agent-etc-vol"}
+    )];
+    let mut volumes = vec![json!({"name": "agent-etc-vol", "configMap": {"name": CONFIG_MAP}})];
+    if with_cert {
+        env.push(json!({"name": "HZN_MGMT_HUB_CERT_PATH", "value": CERT_PATH}));
+        mounts.push(json!({"mountPath": "/etc/default/cert", "name": "agent-cert-volume"}));
+        volumes.push(json!({"name": "agent-cert-volume", "secret": {"secretName": SECRET}}));
+    }
+    mounts.push(json!({"mountPath": "/var/horizon", "name": "agent-pvc-storage"}));
+    volumes.push(json!({"name": "agent-pvc-storage", "persistentVolumeClaim": {"claimName": PVC}}));
     let container = json!({
         "name": CONTAINER,
         "image": settings.image,
-        "imagePullPolicy": "Always",
-        "ports": [{"containerPort": AGENT_PORT}],
+        "imagePullPolicy": "IfNotPresent",
+        "volumeMounts": mounts,
+        "ports": [{"containerPort": ESS_PORT, "name": ESS_PORT_NAME}],
         "securityContext": security_context(),
         "envFrom": [{"configMapRef": {"name": CONFIG_MAP}}],
-        "env": [
-            {"name": "HZN_ORG_ID", "value": settings.org},
-            {"name": ENV_NAMESPACE, "value": settings.namespace},
-            {"name": ENV_SCOPED, "value": settings.scope.env_value()},
-            {"name": "HZN_MGMT_HUB_CERT_PATH", "value": CERT_PATH},
-        ],
-        "volumeMounts": [
-            {"mountPath": "/etc/default/horizon", "subPath": "horizon", "name": "agent-etc-vol"},
-            {"mountPath": "/etc/default/cert", "name": "agent-cert-volume"},
-            {"mountPath": "/var/horizon", "subPath": "horizon", "name": "agent-pvc-storage"},
-            {"mountPath": "/etc/horizon/policy.d", "subPath": "policy", "name": "agent-pvc-storage"},
-        ],
+        "env": env,
     });
+    let mut pod = json!({
+        "affinity": pod_affinity(),
+        "serviceAccountName": SERVICE_ACCOUNT,
+        "volumes": volumes,
+        "containers": [container],
+    });
+    if needs_chown_init(settings.openshift, settings.storage_class.as_deref()) {
+        pod["initContainers"] = json!([chown_init_container(settings)]);
+    }
+    set_pull_secret(&mut pod, settings);
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": DEPLOYMENT, "namespace": settings.namespace, "labels": labels},
         "spec": {
             "replicas": 1,
             "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": SERVICE_ACCOUNT,
-                    "volumes": [
-                        {"name": "agent-etc-vol", "configMap": {"name": CONFIG_MAP}},
-                        // Optional: the bundled payload leaves the Secret to the administrator.
-                        {"name": "agent-cert-volume",
-                         "secret": {"secretName": SECRET, "optional": true}},
-                        {"name": "agent-pvc-storage",
-                         "persistentVolumeClaim": {"claimName": PVC}},
-                    ],
-                    "containers": [container],
-                },
-            },
+            "template": {"metadata": {"labels": labels}, "spec": pod},
         },
     })
 }
 
 /// The auto-upgrade job the node management worker's status files drive (spec B.2).
 fn cron_job(settings: &InstallSettings) -> Value {
+    let mut labels = agent_labels();
+    labels["type"] = json!(CRON_JOB);
     let container = json!({
         "name": "agent-auto-upgrade",
-        "image": settings.image,
-        "imagePullPolicy": "Always",
-        "command": ["/bin/sh", "-c", "/usr/local/bin/auto-upgrade-cronjob.sh"],
         "securityContext": security_context(),
-        "volumeMounts": [{"mountPath": "/var/horizon", "name": "agent-pvc-storage",
-                          "subPath": "horizon"}],
+        "image": settings.cronjob_image,
+        "command": ["/bin/sh", "-c", "/usr/local/bin/auto-upgrade-cronjob.sh"],
+        "imagePullPolicy": "IfNotPresent",
+        "volumeMounts": [{"mountPath": "/var/horizon", "name": "agent-pvc-storage"}],
         "env": [
             {"name": "CRONJOB_POD_NAME",
              "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             {"name": ENV_NAMESPACE, "value": settings.namespace},
         ],
     });
+    let mut pod = json!({
+        "affinity": pod_affinity(),
+        "volumes": [{"name": "agent-pvc-storage", "persistentVolumeClaim": {"claimName": PVC}}],
+        "containers": [container],
+        "restartPolicy": "Never",
+        "serviceAccountName": SERVICE_ACCOUNT,
+    });
+    set_pull_secret(&mut pod, settings);
     json!({
         "apiVersion": "batch/v1", "kind": "CronJob",
-        "metadata": {"name": CRON_JOB, "namespace": settings.namespace},
+        "metadata": {"name": CRON_JOB, "namespace": settings.namespace, "labels": labels},
         "spec": {
             "schedule": "*/1 * * * *",
             "concurrencyPolicy": "Forbid",
             "failedJobsHistoryLimit": 0,
             "successfulJobsHistoryLimit": 0,
-            "jobTemplate": {"spec": {"backoffLimit": 0, "template": {"spec": {
-                "restartPolicy": "Never",
-                "serviceAccountName": SERVICE_ACCOUNT,
-                "volumes": [{"name": "agent-pvc-storage",
-                             "persistentVolumeClaim": {"claimName": PVC}}],
-                "containers": [container],
-            }}}},
+            "startingDeadlineSeconds": 120,
+            "jobTemplate": {"spec": {"backoffLimit": 0, "template": {
+                "metadata": {"labels": labels},
+                "spec": pod,
+            }}},
         },
     })
 }
@@ -418,6 +636,7 @@ pub struct PayloadFile {
 pub fn payload_settings(image: &str) -> InstallSettings {
     InstallSettings {
         image: image.to_owned(),
+        hub_cert: HubCert::InSecret,
         openshift: true,
         ..InstallSettings::new(
             DEFAULT_AGENT_NAMESPACE,
@@ -498,6 +717,13 @@ mod tests {
             .and_then(|e| e["value"].as_str().map(str::to_owned))
     }
 
+    fn kind<'a>(documents: &'a [Value], kind: &str) -> &'a Value {
+        documents
+            .iter()
+            .find(|d| d["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind}"))
+    }
+
     #[test]
     fn the_objects_of_the_install_script() {
         let settings = InstallSettings::new("team-a", Scope::Namespace, Rbac::LeastPrivilege);
@@ -508,7 +734,8 @@ mod tests {
                 "Namespace",
                 "ServiceAccount",
                 "RoleBinding",
-                "Secret",
+                "ClusterRole",
+                "ClusterRoleBinding",
                 "ConfigMap",
                 "PersistentVolumeClaim",
                 "Deployment",
@@ -516,7 +743,9 @@ mod tests {
                 "CronJob"
             ]
         );
-        for d in &documents[1..] {
+        for d in documents[1..].iter().filter(|d| {
+            !["ClusterRole", "ClusterRoleBinding"].contains(&d["kind"].as_str().unwrap())
+        }) {
             assert_eq!(d["metadata"]["namespace"], "team-a", "{d}");
         }
         assert_eq!(env(&documents, ENV_NAMESPACE).as_deref(), Some("team-a"));
@@ -527,6 +756,300 @@ mod tests {
             env(&render(&cluster).unwrap(), ENV_SCOPED).as_deref(),
             Some("false")
         );
+    }
+
+    /// anax main 2f3fa5a `agent-install/k8s/deployment-template.yml`,
+    /// `auto-upgrade-cronjob-template.yml` and `persistentClaim-template.yml` as
+    /// `agent-install.sh` fills them (off OpenShift, with a certificate), field by field.
+    #[test]
+    fn the_fields_of_anax_mains_templates() {
+        let mut settings = InstallSettings::new("ns1", Scope::Cluster, Rbac::Upstream);
+        settings.image = "quay.io/edge/arm64_anax_k8s:2.31.0-1498".into();
+        settings.cronjob_image = cronjob_image_for(&settings.image).unwrap();
+        settings.hub_cert = HubCert::Pem("PEM".into());
+        settings.org = "org1".into();
+        let documents = render(&settings).unwrap();
+        let affinity = json!({"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchExpressions": [
+                {"key": "openhorizon.org/component", "operator": "In", "values": ["agent"]}]},
+            "topologyKey": "kubernetes.io/hostname"}]}});
+        let restricted = json!({"runAsUser": 1000, "runAsGroup": 1000,
+            "allowPrivilegeEscalation": false, "runAsNonRoot": true,
+            "seccompProfile": {"type": "RuntimeDefault"}, "capabilities": {"drop": ["ALL"]}});
+        let labels = json!({"app": "agent", "openhorizon.org/component": "agent"});
+
+        let deployment = kind(&documents, "Deployment");
+        assert_eq!(deployment["metadata"]["labels"], labels);
+        assert_eq!(deployment["spec"]["selector"]["matchLabels"], labels);
+        assert_eq!(deployment["spec"]["replicas"], 1);
+        let pod = &deployment["spec"]["template"];
+        assert_eq!(pod["metadata"]["labels"], labels);
+        let pod = &pod["spec"];
+        assert_eq!(pod["affinity"], affinity);
+        assert_eq!(pod["serviceAccountName"], "agent-service-account");
+        assert_eq!(
+            pod["volumes"],
+            json!([
+                {"name": "agent-etc-vol", "configMap": {"name": "openhorizon-agent-config"}},
+                {"name": "agent-cert-volume", "secret": {"secretName": "openhorizon-agent-secrets"}},
+                {"name": "agent-pvc-storage",
+                 "persistentVolumeClaim": {"claimName": "openhorizon-agent-pvc"}}
+            ])
+        );
+        assert_eq!(
+            pod["initContainers"],
+            json!([{"name": "initcontainer",
+                "image": "public.ecr.aws/docker/library/alpine:latest",
+                "imagePullPolicy": "IfNotPresent",
+                "securityContext": {"runAsUser": 0, "capabilities": {"add": ["CHOWN"]}},
+                "command": ["sh", "-c", "(chown 1000:1000 /mount)"],
+                "volumeMounts": [{"mountPath": "/mount", "name": "agent-pvc-storage"}]}])
+        );
+        assert!(pod["imagePullSecrets"].is_null());
+        let anax = &pod["containers"][0];
+        assert_eq!(pod["containers"].as_array().unwrap().len(), 1);
+        assert_eq!(anax["name"], "anax");
+        assert_eq!(anax["image"], "quay.io/edge/arm64_anax_k8s:2.31.0-1498");
+        assert_eq!(anax["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(
+            anax["volumeMounts"],
+            json!([
+                {"mountPath": "/etc/default/horizon", "name": "agent-etc-vol", "subPath": "horizon"},
+                {"mountPath": "/etc/default/cert", "name": "agent-cert-volume"},
+                {"mountPath": "/var/horizon", "name": "agent-pvc-storage"}
+            ])
+        );
+        assert_eq!(
+            anax["ports"],
+            json!([{"containerPort": 8443, "name": "ess-secure"}])
+        );
+        assert_eq!(anax["securityContext"], restricted);
+        assert_eq!(
+            anax["envFrom"],
+            json!([{"configMapRef": {"name": "openhorizon-agent-config"}}])
+        );
+        assert_eq!(
+            anax["env"],
+            json!([
+                {"name": "HZN_ORG_ID", "value": "org1"},
+                {"name": "AGENT_NAMESPACE", "value": "ns1"},
+                {"name": "HZN_NAMESPACE_SCOPED", "value": "false"},
+                {"name": "AGENT_CLUSTER_IMAGE_REGISTRY_HOST", "value": "quay.io/edge"},
+                {"name": "HZN_MGMT_HUB_CERT_PATH", "value": "/etc/default/cert/agent-install.crt"}
+            ])
+        );
+
+        let service = kind(&documents, "Service");
+        assert_eq!(service["metadata"]["name"], "agent-service");
+        assert_eq!(service["metadata"]["labels"], labels);
+        assert_eq!(
+            service["spec"],
+            json!({"selector": labels, "ports": [{"name": "ess-secure-port-name",
+                "protocol": "TCP", "port": 8443, "targetPort": 8443}]})
+        );
+
+        let pvc = kind(&documents, "PersistentVolumeClaim");
+        assert_eq!(pvc["metadata"]["name"], "openhorizon-agent-pvc");
+        assert_eq!(pvc["spec"]["accessModes"], json!(["ReadWriteOnce"]));
+        assert_eq!(pvc["spec"]["resources"]["requests"]["storage"], "10Gi");
+
+        let cron = kind(&documents, "CronJob");
+        let cron_labels = json!({"app": "agent", "openhorizon.org/component": "agent",
+                                 "type": "auto-upgrade-cronjob"});
+        assert_eq!(cron["metadata"]["labels"], cron_labels);
+        let spec = &cron["spec"];
+        assert_eq!(spec["schedule"], "*/1 * * * *");
+        assert_eq!(spec["concurrencyPolicy"], "Forbid");
+        assert_eq!(spec["failedJobsHistoryLimit"], 0);
+        assert_eq!(spec["successfulJobsHistoryLimit"], 0);
+        assert_eq!(spec["startingDeadlineSeconds"], 120);
+        assert_eq!(spec["jobTemplate"]["spec"]["backoffLimit"], 0);
+        let template = &spec["jobTemplate"]["spec"]["template"];
+        assert_eq!(template["metadata"]["labels"], cron_labels);
+        let pod = &template["spec"];
+        assert_eq!(pod["affinity"], affinity);
+        assert_eq!(pod["restartPolicy"], "Never");
+        assert_eq!(pod["serviceAccountName"], "agent-service-account");
+        assert!(pod["imagePullSecrets"].is_null());
+        let job = &pod["containers"][0];
+        assert_eq!(job["name"], "agent-auto-upgrade");
+        assert_eq!(
+            job["image"],
+            "quay.io/edge/arm64_auto-upgrade-cronjob_k8s:2.31.0-1498"
+        );
+        assert_eq!(job["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(job["securityContext"], restricted);
+        assert_eq!(
+            job["command"],
+            json!(["/bin/sh", "-c", "/usr/local/bin/auto-upgrade-cronjob.sh"])
+        );
+        assert_eq!(
+            job["volumeMounts"],
+            json!([{"mountPath": "/var/horizon", "name": "agent-pvc-storage"}])
+        );
+        assert_eq!(
+            job["env"],
+            json!([
+                {"name": "CRONJOB_POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "AGENT_NAMESPACE", "value": "ns1"}
+            ])
+        );
+        // The Secret `kubectl create secret generic --from-file=agent-install.crt` makes.
+        assert_eq!(
+            kind(&documents, "Secret")["data"],
+            json!({"agent-install.crt": "UEVN"})
+        );
+        assert!(
+            kind(&documents, "ConfigMap")["data"]["horizon"]
+                .as_str()
+                .unwrap()
+                .contains("HZN_MGMT_HUB_CERT_PATH=/etc/default/cert/agent-install.crt\n")
+        );
+    }
+
+    /// The script's switches: no certificate file, OpenShift, a storage class, a private
+    /// remote registry.
+    #[test]
+    fn the_template_sections_the_script_cuts() {
+        // No certificate: START_CERT_VOL..END_CERT_VOL gone, no Secret, no cert path anywhere.
+        let plain = InstallSettings::new("ns1", Scope::Cluster, Rbac::Upstream);
+        let documents = render(&plain).unwrap();
+        assert!(!kinds(&documents).contains(&"Secret"));
+        let text = serde_json::to_string(&documents).unwrap();
+        assert!(!text.contains("agent-cert-volume"), "{text}");
+        assert!(!text.contains("HZN_MGMT_HUB_CERT_PATH"), "{text}");
+        // Off OpenShift the chown init container; on OpenShift not, but for the shared file
+        // system classes (START_NOT_FOR_OCP).
+        for (openshift, class, init) in [
+            (false, None, true),
+            (false, Some("local-path"), true),
+            (true, None, false),
+            (true, Some("gp3-csi"), false),
+            (true, Some("ibmc-file-gold"), true),
+            (true, Some("ibmc-vpc-file-dp2"), true),
+            (true, Some("ocs-storagecluster-cephfs"), true),
+            (true, Some("csi-cephfs"), false),
+        ] {
+            let settings = InstallSettings {
+                openshift,
+                storage_class: class.map(str::to_owned),
+                ..plain.clone()
+            };
+            let documents = render(&settings).unwrap();
+            let pod = &kind(&documents, "Deployment")["spec"]["template"]["spec"];
+            assert_eq!(
+                !pod["initContainers"].is_null(),
+                init,
+                "{openshift} {class:?}"
+            );
+            assert_eq!(needs_chown_init(openshift, class), init);
+        }
+        // storageClassName and the access mode.
+        for (class, mode) in [
+            (None, "ReadWriteOnce"),
+            (Some("gp2"), "ReadWriteOnce"),
+            (Some("rook-cephfs"), "ReadWriteMany"),
+            (Some("csi-cephfs-sc"), "ReadWriteMany"),
+            (Some("ocs-storagecluster-cephfs"), "ReadWriteMany"),
+            (Some("ibmc-vpc-file-dp2"), "ReadWriteMany"),
+        ] {
+            let settings = InstallSettings {
+                storage_class: class.map(str::to_owned),
+                ..plain.clone()
+            };
+            let documents = render(&settings).unwrap();
+            let spec = &kind(&documents, "PersistentVolumeClaim")["spec"];
+            assert_eq!(spec["storageClassName"].as_str(), class);
+            assert_eq!(spec["accessModes"], json!([mode]), "{class:?}");
+        }
+        // A private registry: imagePullSecrets on both pods (START_REMOTE_ICR).
+        let settings = InstallSettings {
+            image_pull_secret: Some("registry-creds".into()),
+            ..plain.clone()
+        };
+        let documents = render(&settings).unwrap();
+        let pull = json!([{"name": "registry-creds"}]);
+        assert_eq!(
+            kind(&documents, "Deployment")["spec"]["template"]["spec"]["imagePullSecrets"],
+            pull
+        );
+        assert_eq!(
+            kind(&documents, "CronJob")["spec"]["jobTemplate"]["spec"]["template"]["spec"]["imagePullSecrets"],
+            pull
+        );
+        // The payload's install: the administrator's Secret, mounted, not optional.
+        let payload = render(&payload_settings("quay.io/x/anax@sha256:00")).unwrap();
+        assert!(!kinds(&payload).contains(&"Secret"));
+        let pod = &kind(&payload, "Deployment")["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["volumes"][1],
+            json!({"name": "agent-cert-volume", "secret": {"secretName": "openhorizon-agent-secrets"}})
+        );
+        assert!(pod["initContainers"].is_null());
+    }
+
+    #[test]
+    fn images_derived_as_the_script_does() {
+        for (image, cron, host) in [
+            (
+                "docker.io/openhorizon/amd64_anax_k8s:latest",
+                Some("docker.io/openhorizon/amd64_auto-upgrade-cronjob_k8s:latest"),
+                "docker.io/openhorizon",
+            ),
+            (
+                "localhost:32000/openhorizon-agent/arm64_anax_k8s:2.31.0-1498",
+                Some(
+                    "localhost:32000/openhorizon-agent/arm64_auto-upgrade-cronjob_k8s:2.31.0-1498",
+                ),
+                "localhost:32000/openhorizon-agent",
+            ),
+            (
+                "quay.io/o/s390x_anax_k8s",
+                Some("quay.io/o/s390x_auto-upgrade-cronjob_k8s"),
+                "quay.io/o",
+            ),
+            ("quay.io/x/anax@sha256:00", None, "quay.io/x"),
+            ("quay.io/x/arm64_anax_k8s@sha256:00", None, "quay.io/x"),
+            ("quay.io/x/agent:1.0", None, "quay.io/x"),
+            (
+                "amd64_anax_k8s:1",
+                Some("amd64_auto-upgrade-cronjob_k8s:1"),
+                "",
+            ),
+        ] {
+            assert_eq!(cronjob_image_for(image).as_deref(), cron, "{image}");
+            assert_eq!(image_registry_host(image), host, "{image}");
+        }
+    }
+
+    #[test]
+    fn empty_values_are_refused() {
+        let plain = InstallSettings::new("ns1", Scope::Cluster, Rbac::Upstream);
+        for (settings, flag) in [
+            (
+                InstallSettings {
+                    cronjob_image: String::new(),
+                    ..plain.clone()
+                },
+                "cronjob-image",
+            ),
+            (
+                InstallSettings {
+                    storage_class: Some(String::new()),
+                    ..plain.clone()
+                },
+                "storage-class",
+            ),
+            (
+                InstallSettings {
+                    org: String::new(),
+                    ..plain.clone()
+                },
+                "org",
+            ),
+        ] {
+            assert_eq!(render(&settings), Err(InstallError::Empty(flag)));
+        }
     }
 
     #[test]
@@ -574,8 +1097,28 @@ mod tests {
                     binding["metadata"]["name"],
                     "ns1-openhorizon-agent-cluster-rule"
                 );
+                assert_eq!(documents[3]["kind"], "ConfigMap");
             }
         }
+        // The least-privilege namespace-scoped agent: `list nodes`, nothing else cluster-wide.
+        let documents = render(&InstallSettings::new(
+            "ns1",
+            Scope::Namespace,
+            Rbac::LeastPrivilege,
+        ))
+        .unwrap();
+        assert_eq!(
+            documents[3],
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                   "metadata": {"name": "ns1-openhorizon-agent-node-reader"},
+                   "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}]})
+        );
+        assert_eq!(
+            documents[4]["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                   "name": "ns1-openhorizon-agent-node-reader"})
+        );
+        assert_eq!(documents[4]["subjects"], documents[2]["subjects"]);
     }
 
     #[test]
@@ -604,17 +1147,33 @@ mod tests {
     #[test]
     fn the_documents_are_kubernetes_objects() {
         use k8s_openapi::api::{apps, batch, core, rbac};
-        let settings = InstallSettings::new("n", Scope::Namespace, Rbac::LeastPrivilege);
-        let d = render(&settings).unwrap();
-        serde_json::from_value::<core::v1::Namespace>(d[0].clone()).unwrap();
-        serde_json::from_value::<core::v1::ServiceAccount>(d[1].clone()).unwrap();
-        serde_json::from_value::<rbac::v1::RoleBinding>(d[2].clone()).unwrap();
-        serde_json::from_value::<core::v1::Secret>(d[3].clone()).unwrap();
-        serde_json::from_value::<core::v1::ConfigMap>(d[4].clone()).unwrap();
-        serde_json::from_value::<core::v1::PersistentVolumeClaim>(d[5].clone()).unwrap();
-        serde_json::from_value::<apps::v1::Deployment>(d[6].clone()).unwrap();
-        serde_json::from_value::<core::v1::Service>(d[7].clone()).unwrap();
-        serde_json::from_value::<batch::v1::CronJob>(d[8].clone()).unwrap();
+        let mut settings = InstallSettings::new("n", Scope::Namespace, Rbac::LeastPrivilege);
+        settings.hub_cert = HubCert::Pem("pem".into());
+        settings.image_pull_secret = Some("registry-creds".into());
+        settings.storage_class = Some("local-path".into());
+        for d in render(&settings).unwrap() {
+            let ok = match d["kind"].as_str().unwrap() {
+                "Namespace" => serde_json::from_value::<core::v1::Namespace>(d.clone()).is_ok(),
+                "ServiceAccount" => {
+                    serde_json::from_value::<core::v1::ServiceAccount>(d.clone()).is_ok()
+                }
+                "RoleBinding" => serde_json::from_value::<rbac::v1::RoleBinding>(d.clone()).is_ok(),
+                "ClusterRole" => serde_json::from_value::<rbac::v1::ClusterRole>(d.clone()).is_ok(),
+                "ClusterRoleBinding" => {
+                    serde_json::from_value::<rbac::v1::ClusterRoleBinding>(d.clone()).is_ok()
+                }
+                "Secret" => serde_json::from_value::<core::v1::Secret>(d.clone()).is_ok(),
+                "ConfigMap" => serde_json::from_value::<core::v1::ConfigMap>(d.clone()).is_ok(),
+                "PersistentVolumeClaim" => {
+                    serde_json::from_value::<core::v1::PersistentVolumeClaim>(d.clone()).is_ok()
+                }
+                "Deployment" => serde_json::from_value::<apps::v1::Deployment>(d.clone()).is_ok(),
+                "Service" => serde_json::from_value::<core::v1::Service>(d.clone()).is_ok(),
+                "CronJob" => serde_json::from_value::<batch::v1::CronJob>(d.clone()).is_ok(),
+                other => panic!("unexpected kind {other}"),
+            };
+            assert!(ok, "{d}");
+        }
     }
 
     fn agent(namespace: &str, env: Option<&str>) -> ExistingAgent {

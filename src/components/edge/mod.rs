@@ -4,6 +4,8 @@
 //! Pure core:
 //! - [`agent_install`]: the edge cluster agent's objects, its RBAC per scope and the
 //!   coexistence rules of the install script.
+//! - [`cluster_properties`]: the built-in node properties a cluster agent computes from the
+//!   Nodes it lists.
 //! - [`version`]: versions and version ranges (anax `semanticversion`).
 //! - [`properties`]: exchange properties `{name, value, type}` and their validation.
 //! - [`placement`]: where a service lands: the built-in namespace properties, the target
@@ -25,6 +27,7 @@
 
 pub mod agent_files;
 pub mod agent_install;
+pub mod cluster_properties;
 pub mod constraints;
 pub mod deploy;
 pub mod deploycheck;

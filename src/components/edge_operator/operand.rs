@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::hub::HubSettings;
 use crate::components::edge::agent_install::{
-    CRON_JOB, DEPLOYMENT, InstallError, InstallSettings, Rbac, Scope, render,
+    CRON_JOB, DEPLOYMENT, HubCert, InstallError, InstallSettings, Rbac, Scope, cronjob_image_for,
+    render,
 };
 
 /// The label that marks the agent objects the operator made: it changes and deletes no other.
@@ -30,6 +31,11 @@ pub fn agent_objects(
 ) -> Result<Vec<Value>, InstallError> {
     let settings = InstallSettings {
         image: image.to_owned(),
+        // The payload pins the agent image by digest, from which no auto-upgrade image can be
+        // derived; the job then runs the agent image (the payload has no second reference).
+        cronjob_image: cronjob_image_for(image).unwrap_or_else(|| image.to_owned()),
+        // The operator runs the agent only once the administrator's Secret has the CA.
+        hub_cert: HubCert::InSecret,
         org: hub.org.clone(),
         exchange_url: hub.exchange_url.clone(),
         css_url: hub.css_url.clone(),
