@@ -299,15 +299,19 @@ fn upgrade_preflight(args: &UpgradeArgs, request: &UpgradeRequest) -> CliResult 
         let (api, cv) = cluster_version(&args.cluster).await?;
         let patch = decide_preflight(&cv, request).map_err(|e| anyhow!(e))?;
         let body = json!({"spec": {"desiredUpdate": patch.update}});
-        let written = api
-            .patch("version", &PatchParams::default(), &Patch::Merge(&body))
-            .await
-            .map_err(|e| anyhow!("unable to request the preflight: {e}"))?;
+        const NO_MODE: &str = "this cluster's ClusterVersion CRD does not have spec.desiredUpdate.mode (openshift/api #2684, feature gate ClusterUpdatePreflight), so the request would be an update: nothing was written; update the CRD first";
+        // Strict: on a CRD without the field the API server would drop `mode` silently and keep
+        // the rest, which is a request to update.
+        let strict = PatchParams::default().validation(kube::api::ValidationDirective::Strict);
+        let written = match api.patch("version", &strict, &Patch::Merge(&body)).await {
+            Ok(written) => written,
+            Err(kube::Error::Api(s)) if s.message.contains("unknown field") => {
+                return Err(anyhow!("{NO_MODE} ({})", s.message).into());
+            }
+            Err(e) => return Err(anyhow!("unable to request the preflight: {e}").into()),
+        };
         if written.spec.desired_update.as_ref().is_none_or(|u| !u.is_preflight()) {
-            return Err(anyhow!(
-                "the API server dropped spec.desiredUpdate.mode: this cluster's ClusterVersion CRD does not have the preflight API (openshift/api #2684, feature gate ClusterUpdatePreflight); update the CRD first"
-            )
-            .into());
+            return Err(anyhow!("{NO_MODE}").into());
         }
         if args.output == StatusFormat::Text {
             eprint!("{}", patch.out);
@@ -322,7 +326,7 @@ fn upgrade_preflight(args: &UpgradeArgs, request: &UpgradeRequest) -> CliResult 
                 .get("version")
                 .await
                 .map_err(|e| anyhow!("cannot read ClusterVersion version: {e}"))?;
-            if let Some(result) = preflight_result(&cv, &patch.image, generation)
+            if let Some(result) = preflight_result(&cv, &patch.image, Some(&patch.version), generation)
                 && !result.running()
             {
                 break result;

@@ -43,14 +43,17 @@ pub async fn evaluate(
     // What the update would create or change, for the dry run and the CRD check.
     let preview = preflight::report(current, next, &cluster, &Live::default());
     let discovery = Discovery::new(client.clone()).run().await;
+    let mut incomplete = Vec::new();
     if let Err(e) = &discovery {
-        tracing::warn!(error = %e, "preflight: API discovery failed; no dry run");
+        incomplete.push(format!(
+            "the server-side apply dry run: API discovery failed: {e}"
+        ));
     }
     let applied: Vec<&Manifest> = (preview.create.iter().chain(&preview.update))
         .filter_map(|r| manifest_of(next, r))
         .collect();
     let mut live = Live {
-        stored_versions: stored_versions(client, &applied).await,
+        stored_versions: stored_versions(client, &applied, &mut incomplete).await,
         ..Live::default()
     };
     if let Ok(discovery) = &discovery {
@@ -67,6 +70,7 @@ pub async fn evaluate(
         }
     }
     live.preconditions = preconditions(input, current, next);
+    live.incomplete = incomplete;
     preflight::report(current, next, &cluster, &live)
 }
 
@@ -84,6 +88,7 @@ fn manifest_of<'p>(payload: &'p Payload, r: &Resource) -> Option<&'p Manifest> {
 async fn stored_versions(
     client: &kube::Client,
     manifests: &[&Manifest],
+    incomplete: &mut Vec<String>,
 ) -> BTreeMap<String, Vec<String>> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let mut stored = BTreeMap::new();
@@ -96,9 +101,10 @@ async fn stored_versions(
                 stored.insert(crd.id.name.clone(), versions);
             }
             Ok(None) => {}
-            Err(e) => {
-                tracing::warn!(crd = %crd.id.name, error = %e, "preflight: cannot read the CRD")
-            }
+            Err(e) => incomplete.push(format!(
+                "CustomResourceDefinition {}: cannot read its storedVersions: {e}",
+                crd.id.name
+            )),
         }
     }
     stored

@@ -624,7 +624,17 @@ async fn select_payload(
         (Ok(Arc::new(options.payload.clone())), false, None)
     } else {
         let stores = &observed.cluster_version.spec.signature_stores;
-        match retrieve_in_time(client, &release, &current, stores, force, options).await {
+        match retrieve_in_time(
+            client,
+            &release,
+            &current,
+            stores,
+            force,
+            Purpose::Update,
+            options,
+        )
+        .await
+        {
             Ok(Some(r)) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
             Ok(None) => {
                 tracing::info!(image = %release.image, "the requested release is still being retrieved; still applying the current payload");
@@ -717,6 +727,7 @@ async fn retrieve_in_time(
     current: &Payload,
     signature_stores: &[crate::cluster::SignatureStore],
     force: bool,
+    purpose: Purpose,
     options: &RunOptions,
 ) -> Result<Option<Retrieved>, LoadFailure> {
     // The cluster's mirror sets and pull secret, read for each retrieval as a node would pull it.
@@ -767,7 +778,9 @@ async fn retrieve_in_time(
     });
     match tokio::time::timeout(options.payload_timeout, retrieval).await {
         Ok(Ok(Ok(retrieved))) => {
-            persist_signatures(client, &image, &retrieved.signatures).await;
+            if purpose == Purpose::Update {
+                persist_signatures(client, &image, &retrieved.signatures).await;
+            }
             Ok(Some(retrieved))
         }
         Ok(Ok(Err(failure))) => Err(failure),
@@ -777,6 +790,13 @@ async fn retrieve_in_time(
         }),
         Err(_) => Ok(None),
     }
+}
+
+/// Why a release is retrieved: a preflight writes nothing, not even the signatures it verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Update,
+    Preflight,
 }
 
 /// `spec.signatureStores`, which replace the payload's stores when set (`None` when empty),
@@ -1167,7 +1187,16 @@ async fn refresh_preflight(
         });
     }
     let stores = &cv.spec.signature_stores;
-    let retrieved = retrieve_in_time(client, &target, current, stores, false, options).await;
+    let retrieved = retrieve_in_time(
+        client,
+        &target,
+        current,
+        stores,
+        false,
+        Purpose::Preflight,
+        options,
+    )
+    .await;
     let loaded = retrieved.and_then(|r| {
         let Some(r) = r else { return Ok(None) };
         let requested = Some(target.version.as_str()).filter(|v| !v.is_empty());

@@ -219,6 +219,18 @@ pub fn updates_status(
     previous_risks: &[ConditionalUpdateRisk],
     now: &Time,
 ) -> UpdatesStatus {
+    // A release only a source's risk made an update (a preflight's target) is never
+    // recommended by the update service: it is not an available update, even with every risk
+    // accepted.
+    let served: std::collections::BTreeSet<&str> = (retrieved.updates.iter())
+        .map(|u| u.version.as_str())
+        .chain(
+            retrieved
+                .conditional
+                .iter()
+                .map(|u| u.release.version.as_str()),
+        )
+        .collect();
     let (updates, offered) = merge_source_risks(retrieved, sources, current_version);
     let mut evaluated = retrieved.risks.clone();
     for source in sources {
@@ -230,7 +242,7 @@ pub fn updates_status(
     let mut conditional = Vec::with_capacity(offered.len());
     for update in &offered {
         let r = recommendation(&update.risks, &evaluated, &retrieved.accepted);
-        if r.is_recommended() {
+        if r.is_recommended() && served.contains(update.release.version.as_str()) {
             available.push(release(&update.release));
         }
         let since = previous_conditional

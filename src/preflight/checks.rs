@@ -206,6 +206,12 @@ fn parse_objects(text: &str) -> Result<ObjectsTest, String> {
         }
     };
     let need = |key: &str| string(key)?.ok_or_else(|| format!("data.objects.{key} is required"));
+    let (api_version, kind) = (need("apiVersion")?, need("kind")?);
+    // The operator may read Secrets; a check must not turn it into an oracle of their contents
+    // for whoever reads the ClusterVersion status.
+    if api_version == "v1" && kind == "Secret" {
+        return Err("data.objects cannot list Secrets: their contents are not for a check to reveal in the ClusterVersion status".into());
+    }
     let path = string("path")?;
     if let Some(p) = &path
         && !p.starts_with('/')
@@ -219,8 +225,8 @@ fn parse_objects(text: &str) -> Result<ObjectsTest, String> {
         return Err("data.objects.equals needs data.objects.path".into());
     }
     Ok(ObjectsTest {
-        api_version: need("apiVersion")?,
-        kind: need("kind")?,
+        api_version,
+        kind,
         namespace: string("namespace")?,
         label_selector: string("labelSelector")?,
         path,
@@ -351,6 +357,12 @@ mod tests {
                 "{HEAD}  objects: |\n    apiVersion: v1\n    knd: ConfigMap\n"
             ))
             .contains("unknown key \"knd\" in data.objects (did you mean kind?)")
+        );
+        assert!(
+            problem(&format!(
+                "{HEAD}  objects: |\n    apiVersion: v1\n    kind: Secret\n"
+            ))
+            .contains("cannot list Secrets")
         );
         assert!(
             problem(&format!(

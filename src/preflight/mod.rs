@@ -34,6 +34,7 @@ pub const STORED_VERSION_REMOVED: &str = "PreflightCRDStoredVersionRemoved";
 pub const LEFT_BEHIND: &str = "PreflightObjectsLeftBehind";
 pub const DRY_RUN_REJECTED: &str = "PreflightDryRunRejected";
 pub const INVALID_CHECKS: &str = "PreflightInvalidChecks";
+pub const INCOMPLETE: &str = "PreflightIncomplete";
 
 /// What the shell read from the live cluster for one preflight.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -47,6 +48,9 @@ pub struct Live {
     pub checks: Vec<(Check, CheckOutcome)>,
     /// The target's check manifests that are not valid checks ([`checks::parse`]).
     pub invalid_checks: Vec<CheckError>,
+    /// What could not be checked, and why (a CRD that could not be read, no API discovery for
+    /// the dry run): reported, so that a preflight never passes by not looking.
+    pub incomplete: Vec<String>,
     /// The update preconditions that would fail (upstream's summary line of each) and whether
     /// each blocks: the rollback and giant-hop checks (the `Upgradeable` ones are risks of
     /// their own already, the recommended-update one is what this preflight decides).
@@ -176,6 +180,17 @@ pub fn report(current: &Payload, target: &Payload, cluster: &Cluster, live: &Liv
             name: INVALID_CHECKS.into(),
             message: format!(
                 "{to} ships preflight checks that cannot be evaluated, so what they guard against is unknown:\n{}",
+                lines.join("\n")
+            ),
+            url: PRECONDITIONS_URL.into(),
+        });
+    }
+    if !live.incomplete.is_empty() {
+        let lines: Vec<String> = live.incomplete.iter().map(|e| format!("* {e}")).collect();
+        findings.push(Finding {
+            name: INCOMPLETE.into(),
+            message: format!(
+                "Parts of the preflight of {to} could not be done, so their risks are unknown (it is evaluated again on the next resync):\n{}",
                 lines.join("\n")
             ),
             url: PRECONDITIONS_URL.into(),
@@ -439,6 +454,7 @@ mod tests {
             dry_run_rejections: vec![(new, "admission webhook said no".into())],
             checks: vec![],
             invalid_checks: vec![],
+            incomplete: vec!["CustomResourceDefinition x: cannot read it: forbidden".into()],
             preconditions: vec![(
                 "ClusterVersionGiantHop".into(),
                 "Precondition \"ClusterVersionGiantHop\" failed because of \"MultipleMinorVersionsUpdate\": ...".into(),
@@ -453,7 +469,8 @@ mod tests {
                 STORED_VERSION_REMOVED,
                 LEFT_BEHIND,
                 DRY_RUN_REJECTED,
-                "ClusterVersionGiantHop"
+                "ClusterVersionGiantHop",
+                INCOMPLETE
             ]
         );
         let message = |name: &str| {
@@ -483,7 +500,7 @@ mod tests {
         assert_eq!(
             report.summary(),
             format!(
-                "Preflight of 4.18.0: 5 risks ({IMPLICITLY_ENABLED}, {STORED_VERSION_REMOVED}, {LEFT_BEHIND}, {DRY_RUN_REJECTED}, ClusterVersionGiantHop); it would create 1, update 2, delete 0 and leave behind 1 resources\nCreated: ConfigMap ns/new\nLeft behind: ConfigMap ns/dropped"
+                "Preflight of 4.18.0: 6 risks ({IMPLICITLY_ENABLED}, {STORED_VERSION_REMOVED}, {LEFT_BEHIND}, {DRY_RUN_REJECTED}, ClusterVersionGiantHop, {INCOMPLETE}); it would create 1, update 2, delete 0 and leave behind 1 resources\nCreated: ConfigMap ns/new\nLeft behind: ConfigMap ns/dropped"
             )
         );
     }

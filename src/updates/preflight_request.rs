@@ -50,12 +50,27 @@ pub fn decide_preflight(
         (None, None) => unreachable!("checked by check_preflight_request"),
     };
     let current = cv.status.as_ref().and_then(|s| s.desired.as_ref());
-    if current.and_then(|d| d.image.as_deref()) == Some(image.as_str()) {
+    let running = current.and_then(|d| d.image.as_deref());
+    if running == Some(image.as_str()) {
         return Err(format!(
             "the cluster already runs {image}: there is nothing to preflight"
         ));
     }
+    // An update asked for and not yet applied would be replaced without a word.
+    if let Some(pending) = cv
+        .spec
+        .desired_update
+        .as_ref()
+        .filter(|u| !u.is_preflight())
+        && let Some(target) = pending.image.as_deref().filter(|i| !i.is_empty())
+        && Some(target) != running
+    {
+        return Err(format!(
+            "an update to {target} is requested and not applied yet; a preflight would replace it: cancel it with `cvo upgrade --clear` first"
+        ));
+    }
     let mut update = json!({
+        "architecture": "",
         "version": version,
         "image": image,
         "force": false,
@@ -143,6 +158,7 @@ impl PreflightResult {
 pub fn preflight_result(
     cv: &ClusterVersion,
     image: &str,
+    version: Option<&str>,
     generation: Option<i64>,
 ) -> Option<PreflightResult> {
     let status = cv.status.as_ref()?;
@@ -156,8 +172,15 @@ pub fn preflight_result(
     let accepted: Vec<&str> = (cv.spec.desired_update.iter())
         .flat_map(|u| u.accept_risks.iter().map(|r| r.name.as_str()))
         .collect();
-    let update: Option<&ConditionalUpdate> =
-        (status.conditional_updates.iter()).find(|u| u.release.image.as_deref() == Some(image));
+    // By image, else by version: the update service may offer the version under another
+    // pullspec, and the findings join that entry.
+    let update: Option<&ConditionalUpdate> = (status.conditional_updates.iter())
+        .find(|u| u.release.image.as_deref() == Some(image))
+        .or_else(|| {
+            let version = version.filter(|v| !v.is_empty())?;
+            (status.conditional_updates.iter())
+                .find(|u| u.release.version.as_deref() == Some(version))
+        });
     let risks = (update.iter().flat_map(|u| &u.risks))
         .map(|r| RiskShown {
             name: r.name.clone(),
@@ -329,7 +352,7 @@ mod tests {
         let patch = decide_preflight(&c, &request(Some("4.18.0"), None)).unwrap();
         assert_eq!(
             patch.update,
-            json!({"version": "4.18.0", "image": IMAGE, "force": false, "mode": "Preflight"})
+            json!({"architecture": "", "version": "4.18.0", "image": IMAGE, "force": false, "mode": "Preflight"})
         );
         assert_eq!(
             patch.out,
@@ -356,11 +379,11 @@ mod tests {
     fn results_are_read_from_the_status() {
         let c = cv(vec![update()], &[]);
         assert_eq!(
-            preflight_result(&c, IMAGE, Some(4)),
+            preflight_result(&c, IMAGE, None, Some(4)),
             None,
             "not observed yet"
         );
-        let result = preflight_result(&c, IMAGE, Some(3)).unwrap();
+        let result = preflight_result(&c, IMAGE, None, Some(3)).unwrap();
         assert!(!result.running());
         assert_eq!(result.recommended.as_deref(), Some("False"));
         assert_eq!(result.unaccepted().len(), 1);
@@ -371,7 +394,7 @@ mod tests {
             "{text}"
         );
         let accepted = cv(vec![update()], &["PreflightObjectsLeftBehind"]);
-        let result = preflight_result(&accepted, IMAGE, None).unwrap();
+        let result = preflight_result(&accepted, "other@sha256:1", Some("4.18.0"), None).unwrap();
         assert!(result.unaccepted().is_empty());
         assert!(render(&result).contains("Every risk is accepted"));
     }

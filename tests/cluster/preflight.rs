@@ -131,12 +131,19 @@ fn audit_len(ctx: &Ctx<'_>) -> usize {
     std::fs::metadata(ctx.cluster.dir().join("audit.log")).map_or(0, |m| m.len() as usize)
 }
 
-/// The 4.17.0 objects the reconcile pass re-applies (no change, but a write request each).
-fn current_objects() -> anyhow::Result<BTreeSet<(String, String)>> {
+/// The 4.17.0 objects the reconcile pass re-applies (no change, but a write request each), as
+/// the audit names them: resource (plural), namespace, name.
+async fn current_objects(ctx: &Ctx<'_>) -> anyhow::Result<BTreeSet<(String, String, String)>> {
     let payload = load(OLD)?;
-    Ok((payload.manifests.iter())
-        .map(|m| (m.id.namespace.clone(), m.id.name.clone()))
-        .collect())
+    let discovery = Discovery::new(ctx.admin.clone()).run().await?;
+    let mut objects = BTreeSet::new();
+    for m in &payload.manifests {
+        let gvk = kube::core::GroupVersionKind::gvk(&m.gvk.group, &m.gvk.version, &m.gvk.kind);
+        if let Some((resource, _)) = discovery.resolve_gvk(&gvk) {
+            objects.insert((resource.plural, m.id.namespace.clone(), m.id.name.clone()));
+        }
+    }
+    Ok(objects)
 }
 
 fn preflight_status(s: &ClusterVersionStatus) -> (String, String, String) {
@@ -200,7 +207,7 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
     ensure!(changed.is_empty(), "the preflight pass changed {changed:?}");
 
     // Its writes: dry runs, the ClusterVersion status, and the reconcile of 4.17.0's objects.
-    let current = current_objects()?;
+    let current = current_objects(ctx).await?;
     let writes = audited_writes(ctx, offset)?;
     let mut dry_runs = 0;
     // The operator's (the test runs it as the admin user); the API server renews its Lease.
@@ -221,8 +228,9 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
         } else if object["resource"] == "clusterversions" {
             ensure!(object["subresource"] == "status", "{event}");
         } else {
+            let resource = object["resource"].as_str().unwrap_or_default().to_string();
             ensure!(
-                current.contains(&(namespace, name)),
+                current.contains(&(resource, namespace, name)),
                 "a write to an object 4.17.0 does not have: {event}"
             );
         }
@@ -428,6 +436,11 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
     for name in created.iter().take(20) {
         ensure!(message.contains(name.as_str()), "{name} not in {message}");
     }
+    let deleted = plan["delete"].as_array().map_or(0, Vec::len);
+    ensure!(
+        deleted == 0 || message.contains("\nDeleted: "),
+        "the deletions are named: {message}"
+    );
     Ok(())
 }
 
