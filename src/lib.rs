@@ -42,6 +42,7 @@ pub mod operator;
 pub mod ownership;
 pub mod payload;
 pub mod plan;
+pub mod preflight;
 pub mod release;
 pub mod render;
 pub mod retry;

@@ -311,25 +311,9 @@ fn diff(old: &Manifest, new: &Manifest) -> String {
 mod tests {
     use super::*;
     use crate::include::ComponentOverride;
-    use crate::payload::{InputFile, Layout, LoadOptions, PayloadInput};
 
     fn payload(version: &str, files: &[(&str, String)]) -> Payload {
-        let file = |name: &str, text: String| InputFile {
-            name: name.into(),
-            contents: Ok(text.into_bytes()),
-        };
-        let input = PayloadInput {
-            origin: version.into(),
-            layout: Layout::PayloadRoot,
-            manifests: vec![],
-            release_manifests: files.iter().map(|(n, t)| file(n, t.clone())).collect(),
-            release_metadata: Some(file(
-                "release-metadata",
-                format!(r#"{{"kind":"cincinnati-metadata-v0","version":"{version}"}}"#),
-            )),
-            image_references: None,
-        };
-        Payload::from_input(input, &LoadOptions::default()).unwrap()
+        crate::payload::of_release_manifests(version, files)
     }
 
     #[test]

@@ -58,6 +58,8 @@ mod mirror_tests;
 mod monitoring_tests;
 #[path = "cluster/opt_in.rs"]
 mod opt_in_tests;
+#[path = "cluster/preflight.rs"]
+mod preflight_tests;
 #[path = "cluster/querier.rs"]
 mod querier_tests;
 #[path = "cluster/start.rs"]
@@ -221,6 +223,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))
+    }),
+    ("preflight_reports_without_writing", |c| {
+        Box::pin(preflight_tests::preflight_reports_without_writing(c))
     }),
     ("upgrade_recommends_and_accepts_risky_updates", |c| {
         Box::pin(upgrade_recommends_and_accepts_risky_updates(c))

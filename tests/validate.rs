@@ -322,6 +322,26 @@ fn crds_of_another_operators_group() {
     }
 }
 
+/// A preflight check with a typo: an error in CI, not a surprise when a cluster preflights.
+#[test]
+fn a_malformed_preflight_check() {
+    let (code, rows) = findings(&case("preflight"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rows,
+        vec![row(
+            "preflight-check",
+            "release-manifests/0000_90_widgets_01_preflight.yaml",
+            Some((8, 5))
+        )]
+    );
+    let (_, out) = run(&["--payload", &case("preflight")]);
+    assert!(
+        out.contains("unknown key \"knd\" in data.objects (did you mean kind?)"),
+        "{out}"
+    );
+}
+
 #[test]
 fn every_code_is_proven_by_a_bad_payload() {
     let mut seen = std::collections::BTreeSet::new();
@@ -335,6 +355,7 @@ fn every_code_is_proven_by_a_bad_payload() {
         "images",
         "declared",
         "foreign",
+        "preflight",
     ] {
         seen.extend(findings(&case(name), &[]).1.into_iter().map(|r| r.0));
     }

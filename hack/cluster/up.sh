@@ -245,6 +245,17 @@ CVO_CLUSTER_ETCD=$etcd_url
 CVO_CLUSTER_KUBE_APISERVER=$KUBE_APISERVER_BIN
 CVO_CLUSTER_ETCD_BIN=$ETCD_BIN
 EOF
+  # Every write request is audited (metadata only) to $dir/audit.log, so tests can prove what
+  # the operator did not write (a preflight's writes are dry runs and its status only).
+  cat >"$dir/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+POLICY
   # shellcheck disable=SC2206
   apiserver_cmd=("$KUBE_APISERVER_BIN"
     --etcd-servers="$etcd_url"
@@ -260,6 +271,7 @@ EOF
     --enable-admission-plugins="$OPENSHIFT_ADMISSION_PLUGINS"
     --disable-admission-plugins=ServiceAccount
     --endpoint-reconciler-type=none
+    --audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/audit.log"
     "${apiserver_flags[@]}" ${CVO_KUBE_APISERVER_EXTRA_ARGS:-})
   # apiserver.sh restarts it with the same command line (same port, certificates and etcd).
   printf '%q ' "${apiserver_cmd[@]}" >"$dir/kube-apiserver.cmd"

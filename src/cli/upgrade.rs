@@ -72,6 +72,20 @@ pub struct UpgradeArgs {
     /// requested without --allow-not-recommended. Alone, it only records the risks.
     #[arg(long, value_name = "RISK", value_delimiter = ',')]
     pub accept: Vec<String>,
+    /// Check the release of --to or --to-image against the cluster without updating
+    /// (spec.desiredUpdate.mode: Preflight): the operator retrieves and verifies it, then reports
+    /// what the update would do and its risks. Waits for the result (--timeout) and prints it;
+    /// exits 1 when a risk applies that is not accepted, or the preflight failed.
+    #[arg(long)]
+    pub preflight: bool,
+    /// With --preflight: how long to wait for the result (0: do not wait).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 300,
+        requires = "preflight"
+    )]
+    pub timeout: u64,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -240,6 +254,9 @@ pub fn upgrade(args: UpgradeArgs) -> CliResult {
         None => {}
     }
     let request = args.request();
+    if args.preflight {
+        return upgrade_preflight(&args, &request);
+    }
     if args.output == StatusFormat::Json && args.wants_change() {
         return Err(anyhow!("-o json shows the update status; it cannot be combined with --to, --to-image, --to-latest, --to-multi-arch, --clear or --accept").into());
     }
@@ -270,6 +287,74 @@ pub fn upgrade(args: UpgradeArgs) -> CliResult {
             }
         }
         Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `cvo upgrade --preflight`: merge-patches `spec.desiredUpdate` with `mode: Preflight`, then
+/// waits until the operator reports the result for that spec.
+fn upgrade_preflight(args: &UpgradeArgs, request: &UpgradeRequest) -> CliResult {
+    use crate::updates::preflight_request::{decide_preflight, preflight_result, render};
+    check_request(request).map_err(|e| anyhow!(e))?;
+    runtime()?.block_on(async {
+        let (api, cv) = cluster_version(&args.cluster).await?;
+        let patch = decide_preflight(&cv, request).map_err(|e| anyhow!(e))?;
+        let body = json!({"spec": {"desiredUpdate": patch.update}});
+        const NO_MODE: &str = "this cluster's ClusterVersion CRD does not have spec.desiredUpdate.mode (openshift/api #2684, feature gate ClusterUpdatePreflight), so the request would be an update: nothing was written; update the CRD first";
+        // Strict: on a CRD without the field the API server would drop `mode` silently and keep
+        // the rest, which is a request to update.
+        let strict = PatchParams::default().validation(kube::api::ValidationDirective::Strict);
+        let written = match api.patch("version", &strict, &Patch::Merge(&body)).await {
+            Ok(written) => written,
+            Err(kube::Error::Api(s)) if s.message.contains("unknown field") => {
+                return Err(anyhow!("{NO_MODE} ({})", s.message).into());
+            }
+            Err(e) => return Err(anyhow!("unable to request the preflight: {e}").into()),
+        };
+        if written.spec.desired_update.as_ref().is_none_or(|u| !u.is_preflight()) {
+            return Err(anyhow!("{NO_MODE}").into());
+        }
+        if args.output == StatusFormat::Text {
+            eprint!("{}", patch.out);
+        }
+        if args.timeout == 0 {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let generation = written.metadata.generation;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(args.timeout);
+        let result = loop {
+            let cv = api
+                .get("version")
+                .await
+                .map_err(|e| anyhow!("cannot read ClusterVersion version: {e}"))?;
+            if let Some(result) = preflight_result(&cv, &patch.image, Some(&patch.version), generation)
+                && !result.running()
+            {
+                break result;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(anyhow!(
+                    "the preflight of {} did not finish within {}s; it goes on: `cvo upgrade --preflight` again (or the Preflight condition of `oc get clusterversion version -o yaml`) shows the result",
+                    patch.image,
+                    args.timeout
+                )
+                .into());
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        };
+        match args.output {
+            StatusFormat::Json => {
+                let text = serde_json::to_string_pretty(&result)
+                    .context("cannot write the preflight as JSON")?;
+                super::emit(&text);
+            }
+            StatusFormat::Text => out(&render(&result)),
+        }
+        let passed = result.status == "True" && result.unaccepted().is_empty();
+        Ok(if passed {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
     })
 }
 

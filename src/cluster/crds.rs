@@ -111,6 +111,24 @@ pub struct Update {
     )]
     #[schemars(length(max = 1000))]
     pub accept_risks: Vec<AcceptRisk>,
+    /// How the update is processed (gate `ClusterUpdatePreflight`): absent, a normal update;
+    /// [`UPDATE_MODE_PREFLIGHT`], the target release is only checked against the cluster
+    /// ([`crate::preflight`]) and nothing is applied. A string, not an enum, so that a value
+    /// the CRD would refuse still reads (and is reported `Invalid`) instead of failing the whole
+    /// ClusterVersion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["Preflight"]))]
+    pub mode: Option<String>,
+}
+
+/// `spec.desiredUpdate.mode` of a preflight (openshift/api `UpdateModePreflight`).
+pub const UPDATE_MODE_PREFLIGHT: &str = "Preflight";
+
+impl Update {
+    /// Whether this asks for a preflight of its release rather than an update to it.
+    pub fn is_preflight(&self) -> bool {
+        self.mode.as_deref() == Some(UPDATE_MODE_PREFLIGHT)
+    }
 }
 
 /// `spec.desiredUpdate.acceptRisks[]`: an accepted risk, by its name.

@@ -16,5 +16,6 @@ pub use crds::{
     AcceptRisk, ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus,
     ClusterOperatorStatusCondition, ClusterVersion, ClusterVersionCapabilitiesStatus,
     ClusterVersionSpec, ClusterVersionStatus, ConditionalUpdate, ConditionalUpdateRisk,
-    ObjectReference, OperandVersion, Release, SignatureStore, Update, UpdateHistory, crds,
+    ObjectReference, OperandVersion, Release, SignatureStore, UPDATE_MODE_PREFLIGHT, Update,
+    UpdateHistory, crds,
 };

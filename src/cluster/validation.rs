@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::{ClusterVersion, ClusterVersionSpec};
+use super::{ClusterVersion, ClusterVersionSpec, UPDATE_MODE_PREFLIGHT};
 use crate::manifest::go_quote;
 use crate::updates::request::{go_url_error, parse_uuid};
 
@@ -17,11 +17,21 @@ pub struct FieldError {
     /// `Some(value)` for `Invalid value: "<value>"`; `None` for `Required value`.
     pub value: Option<String>,
     pub detail: &'static str,
+    /// apimachinery's `field.NotSupported`: `Unsupported value: "<value>": supported values:
+    /// <detail>` instead of `Invalid value`.
+    pub unsupported: bool,
 }
 
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.value {
+            Some(value) if self.unsupported => write!(
+                f,
+                "{}: Unsupported value: {}: supported values: {}",
+                self.field,
+                go_quote(value),
+                self.detail
+            ),
             Some(value) => write!(
                 f,
                 "{}: Invalid value: {}: {}",
@@ -72,6 +82,19 @@ pub fn validate_cluster_version(cv: &ClusterVersion) -> Vec<FieldError> {
         // Upstream main (acceptRisks reconciled): a desiredUpdate that only accepts risks is
         // valid. Its error is on `spec.desiredUpdate` itself, which ClearInvalidFields (a
         // `spec.desiredUpdate.` prefix) leaves in place, as upstream's does.
+        if let Some(mode) = update
+            .mode
+            .as_deref()
+            .filter(|m| *m != UPDATE_MODE_PREFLIGHT)
+        {
+            // The CRD's enum refuses it on a real cluster; a CRD without the field does not.
+            errors.push(FieldError {
+                field: "spec.desiredUpdate.mode",
+                value: Some(mode.to_string()),
+                detail: "\"Preflight\"",
+                unsupported: true,
+            });
+        }
         if version.is_empty()
             && image.is_empty()
             && architecture.is_empty()
@@ -81,6 +104,7 @@ pub fn validate_cluster_version(cv: &ClusterVersion) -> Vec<FieldError> {
                 field: "spec.desiredUpdate",
                 value: None,
                 detail: "must specify architecture, version, image, or acceptRisks",
+                unsupported: false,
             });
         } else if !version.is_empty() && semver::Version::parse(version).is_err() {
             errors.push(invalid(
@@ -146,6 +170,7 @@ fn invalid(field: &'static str, value: &str, detail: &'static str) -> FieldError
         field,
         value: Some(value.to_string()),
         detail,
+        unsupported: false,
     }
 }
 
@@ -192,6 +217,35 @@ mod tests {
             [
                 r#"spec.clusterID: Invalid value: "6ba7b810-9dad-11d1-80b4-00c04fd430c8": must be a version-4 UUID"#
             ]
+        );
+    }
+
+    #[test]
+    fn update_modes() {
+        let with = |mode: &str| {
+            cv(ClusterVersionSpec {
+                cluster_id: ID.into(),
+                desired_update: Some(Update {
+                    image: Some("quay.io/r@sha256:1".into()),
+                    mode: Some(mode.into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+        };
+        assert!(messages(&with("Preflight")).is_empty());
+        let typo = with("preflight");
+        assert_eq!(
+            messages(&typo),
+            [
+                r#"spec.desiredUpdate.mode: Unsupported value: "preflight": supported values: "Preflight""#
+            ]
+        );
+        // An unknown mode is neither a preflight nor an update: the request is ignored.
+        let errors = validate_cluster_version(&typo);
+        assert_eq!(
+            clear_invalid_fields(&typo.spec, &errors).desired_update,
+            None
         );
     }
 

@@ -16,6 +16,25 @@ use crate::payload::PayloadSource;
 /// `findUpdateFromConfig`).
 pub fn requested_release(cv: &ClusterVersion) -> Option<RequestedUpdate> {
     let update = cv.spec.desired_update.as_ref()?;
+    if update.is_preflight() {
+        return None;
+    }
+    update_target(cv)
+}
+
+/// The release a preflight (`spec.desiredUpdate.mode: Preflight`) checks, chosen as an update's
+/// would be; `None` when no preflight is asked for.
+pub fn preflight_target(cv: &ClusterVersion) -> Option<RequestedUpdate> {
+    let update = cv.spec.desired_update.as_ref()?;
+    if !update.is_preflight() {
+        return None;
+    }
+    update_target(cv)
+}
+
+/// The release `spec.desiredUpdate` names, whatever its mode.
+fn update_target(cv: &ClusterVersion) -> Option<RequestedUpdate> {
+    let update = cv.spec.desired_update.as_ref()?;
     let version = update.version.clone().unwrap_or_default();
     let image = match update.image.as_deref().filter(|i| !i.is_empty()) {
         Some(image) => image.to_string(),

@@ -34,6 +34,8 @@ pub mod metrics;
 pub mod outcome;
 pub mod pass;
 pub mod precondition;
+pub mod preflight;
+pub mod preflight_status;
 pub mod retrieve;
 pub mod run;
 pub mod stand_down;

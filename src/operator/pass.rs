@@ -89,6 +89,8 @@ pub struct SyncState {
     /// Whether the current payload's release image had its signatures verified (false for the
     /// operator's own payload): its history entry's `verified`.
     pub verified: bool,
+    /// The preflight `spec.desiredUpdate` asks for, as far as it got (`None`: none asked).
+    pub preflight: Option<super::preflight_status::Preflight>,
 }
 
 impl SyncState {
@@ -188,6 +190,13 @@ impl PassInput<'_> {
             .cloned()
             .collect();
         set_from_implicitly_enabled(&implicit, caps)
+    }
+
+    /// The capabilities this cluster would have with `payload` (its registry, its feature
+    /// gates), as a filter: a preflight's view of the target release.
+    pub fn capability_filter(&self, payload: &Payload) -> crate::include::CapabilityFilter {
+        let gates = self.gates(payload);
+        self.capabilities(payload, &gates).filter()
     }
 
     /// This cluster's inclusion facts for `payload`, without overrides.
@@ -422,6 +431,7 @@ pub fn pass_status(
         validation_errors: &observed.validation_errors,
         accepted_risks: state.accepted_risks.as_deref(),
         verified: state.accepted_risks.is_some().then_some(state.verified),
+        preflight: state.preflight.as_ref(),
     })
 }
 

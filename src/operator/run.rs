@@ -22,7 +22,10 @@ use crate::payload::Payload;
 
 use super::apply::{ApplyOptions, apply_graph};
 use super::deletions::Deletions;
-use super::desired::{ReleaseSources, SwitchDecision, requested_release, switch_decision};
+use super::desired::{
+    ReleaseSources, SwitchDecision, preflight_target, requested_release, switch_decision,
+    verify_version,
+};
 use super::metrics::Metrics;
 use super::outcome::{ApplyReport, Effect, LoadFailure, PayloadLoadStep, RequestedUpdate};
 pub use super::pass::SyncState;
@@ -30,6 +33,7 @@ use super::pass::{
     Observed, OperatorFacts, PassInput, PassPlan, SyncMode, accept_release, pass_status, plan_pass,
     updates_query,
 };
+use super::preflight_status::{Phase, Preflight, due};
 use super::retrieve::{Retrieved, retrieve};
 use super::task::{ClusterVersionOwner, FIELD_MANAGER};
 use super::upgradeable::RiskFacts;
@@ -582,7 +586,16 @@ async fn select_payload(
         image: options.payload.release_image.clone(),
         version: String::new(),
     };
-    let target = requested_release(cv).unwrap_or(startup);
+    // A preflight is not a request to move: the payload applied stays.
+    let preflight = (cv.spec.desired_update.as_ref()).is_some_and(|u| u.is_preflight());
+    let target = match requested_release(cv) {
+        Some(target) => target,
+        None if preflight => RequestedUpdate {
+            image: current.release_image.clone(),
+            version: String::new(),
+        },
+        None => startup,
+    };
     let initializing = super::pass::sync_mode(cv.status.as_ref(), &current.release_image)
         == SyncMode::Initializing;
     let release = match switch_decision(target, &current.release_image, initializing) {
@@ -611,7 +624,17 @@ async fn select_payload(
         (Ok(Arc::new(options.payload.clone())), false, None)
     } else {
         let stores = &observed.cluster_version.spec.signature_stores;
-        match retrieve_in_time(client, &release, &current, stores, force, options).await {
+        match retrieve_in_time(
+            client,
+            &release,
+            &current,
+            stores,
+            force,
+            Purpose::Update,
+            options,
+        )
+        .await
+        {
             Ok(Some(r)) => (Ok(Arc::new(r.payload)), r.verified, r.forced_unverified),
             Ok(None) => {
                 tracing::info!(image = %release.image, "the requested release is still being retrieved; still applying the current payload");
@@ -704,6 +727,7 @@ async fn retrieve_in_time(
     current: &Payload,
     signature_stores: &[crate::cluster::SignatureStore],
     force: bool,
+    purpose: Purpose,
     options: &RunOptions,
 ) -> Result<Option<Retrieved>, LoadFailure> {
     // The cluster's mirror sets and pull secret, read for each retrieval as a node would pull it.
@@ -754,7 +778,9 @@ async fn retrieve_in_time(
     });
     match tokio::time::timeout(options.payload_timeout, retrieval).await {
         Ok(Ok(Ok(retrieved))) => {
-            persist_signatures(client, &image, &retrieved.signatures).await;
+            if purpose == Purpose::Update {
+                persist_signatures(client, &image, &retrieved.signatures).await;
+            }
             Ok(Some(retrieved))
         }
         Ok(Ok(Err(failure))) => Err(failure),
@@ -764,6 +790,13 @@ async fn retrieve_in_time(
         }),
         Err(_) => Ok(None),
     }
+}
+
+/// Why a release is retrieved: a preflight writes nothing, not even the signatures it verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Update,
+    Preflight,
 }
 
 /// `spec.signatureStores`, which replace the payload's stores when set (`None` when empty),
@@ -1120,6 +1153,88 @@ async fn cluster_fetch_options(client: &kube::Client, configured: &FetchOptions)
     }
 }
 
+/// Brings `state.preflight` up to date with the ClusterVersion: cleared when no preflight is
+/// asked for; evaluated when [`due`]; otherwise kept (continuous mode re-evaluates on the
+/// resync interval). `plan` is this pass's plan of the current payload.
+async fn refresh_preflight(
+    client: &kube::Client,
+    observed: &Observed,
+    current: &Arc<Payload>,
+    plan: &PassPlan<'_>,
+    options: &RunOptions,
+    state: &mut SyncState,
+) {
+    let cv = &observed.cluster_version;
+    let Some(target) = preflight_target(cv) else {
+        state.preflight = None;
+        return;
+    };
+    let now = std::time::Instant::now();
+    if !due(
+        state.preflight.as_ref(),
+        &target,
+        now,
+        options.resync_interval,
+    ) {
+        return;
+    }
+    // A new target starts out running; a re-evaluation keeps showing the last result.
+    if state.preflight.as_ref().is_none_or(|p| p.target != target) {
+        state.preflight = Some(Preflight {
+            target: target.clone(),
+            phase: Phase::Running,
+            evaluated: None,
+        });
+    }
+    let stores = &cv.spec.signature_stores;
+    let retrieved = retrieve_in_time(
+        client,
+        &target,
+        current,
+        stores,
+        false,
+        Purpose::Preflight,
+        options,
+    )
+    .await;
+    let loaded = retrieved.and_then(|r| {
+        let Some(r) = r else { return Ok(None) };
+        let requested = Some(target.version.as_str()).filter(|v| !v.is_empty());
+        verify_version(requested, r.payload.version())?;
+        Ok(Some(r.payload))
+    });
+    let phase = match loaded {
+        Ok(None) => {
+            tracing::info!(image = %target.image, "the preflight target is still being retrieved");
+            return;
+        }
+        Err(failure) => {
+            tracing::warn!(image = %target.image, error = %failure, "the preflight target cannot be used");
+            Phase::Failed {
+                reason: failure.step.as_str().to_string(),
+                message: failure.error,
+            }
+        }
+        Ok(Some(next)) => {
+            let input = PassInput {
+                observed,
+                operator: &options.facts,
+                state,
+            };
+            let prometheus = &options.prometheus;
+            let report =
+                super::preflight::evaluate(client, &input, current, &next, plan, prometheus).await;
+            tracing::info!(summary = %report.summary(), "preflight evaluated");
+            Phase::Completed(Box::new(report))
+        }
+    };
+    state.preflight = Some(Preflight {
+        target,
+        phase,
+        evaluated: Some(now),
+    });
+}
+
 /// One pass: observe the cluster, choose the payload, plan, apply, write the next status.
 pub async fn sync_once(
     client: &kube::Client,
@@ -1146,6 +1261,8 @@ pub async fn sync_once(
     let report = execute(client, &plan, cv, options, &deletions).await;
     state.deletions = std::mem::take(&mut *deletions.lock().unwrap_or_else(|e| e.into_inner()));
     state.record_pass(&report, &observed.now);
+    // After the apply, so that a slow target release never holds the current one up.
+    refresh_preflight(client, &observed, &payload, &plan, options, state).await;
     // Listed once: for the risk sources and for the metrics.
     let operators = cluster_operators(client).await;
     let risk_facts = risk_facts(client, &operators).await;

@@ -63,6 +63,10 @@ pub struct StatusInput<'a> {
     /// Whether `desired`, a requested release, had its signatures verified: written to its
     /// history entry. `None` for the operator's own payload, whose entry keeps what it has.
     pub verified: Option<bool>,
+    /// The preflight `spec.desiredUpdate` asks for (`mode: Preflight`), as far as it got: its
+    /// `Preflight` condition, and its findings as risks of the update to its target. `None`:
+    /// no preflight (the condition is removed).
+    pub preflight: Option<&'a super::preflight_status::Preflight>,
 }
 
 /// The legacy `Upgradeable…` sub-conditions current upstream removes.
@@ -171,7 +175,10 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
                 reason,
                 message,
             );
-            let sources = source_risks(&upgradeability.risks, &updates.alerts);
+            let mut sources = source_risks(&upgradeability.risks, &updates.alerts);
+            if let Some(preflight) = input.preflight {
+                sources.extend(preflight.risks(None));
+            }
             updates_status(
                 updates,
                 &sources,
@@ -199,6 +206,7 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
             }
         }
     };
+    set_preflight(&mut conditions, &now, input.preflight);
     if let (Some(loaded), Some(top)) = (input.accepted_risks, history.first_mut())
         && input.desired.image.as_deref() == Some(top.image.as_str())
     {
@@ -221,6 +229,29 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
         available_updates: updates.available,
         conditional_updates: updates.conditional,
         conditional_update_risks: updates.risks,
+    }
+}
+
+/// `Preflight` while a preflight is requested; removed once it is not.
+fn set_preflight(
+    conditions: &mut Vec<ClusterOperatorStatusCondition>,
+    now: &Time,
+    preflight: Option<&super::preflight_status::Preflight>,
+) {
+    use super::preflight_status::CONDITION;
+    match preflight {
+        None => conditions.retain(|c| c.type_ != CONDITION),
+        Some(p) => {
+            let (status, reason, message) = p.condition();
+            set(
+                conditions,
+                now,
+                CONDITION,
+                status,
+                Some(&reason),
+                Some(message),
+            );
+        }
     }
 }
 
@@ -855,6 +886,7 @@ mod tests {
             validation_errors: &[],
             accepted_risks: None,
             verified: None,
+            preflight: None,
         }
     }
 
@@ -887,17 +919,20 @@ mod tests {
             field: "spec.desiredUpdate.version",
             value: Some("4.0.4".into()),
             detail: "when image is empty the update must be an available update",
+            unsupported: false,
         }];
         let two = [
             FieldError {
                 field: "spec.upstream",
                 value: Some("#%GG".into()),
                 detail: "must be a valid URL or empty",
+                unsupported: false,
             },
             FieldError {
                 field: "spec.clusterID",
                 value: Some("not-valid-cluster-id".into()),
                 detail: "must be an RFC4122-variant UUID",
+                unsupported: false,
             },
         ];
         let done = Progress {

@@ -50,13 +50,23 @@ pub struct SourceRisk {
 }
 
 /// The updates a [`SourceRisk`] applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
     /// Every update (an alert).
     All,
     /// Updates to another minor or major version, and those whose version does not parse
     /// (upstream `MajorAndMinorUpdates`): the `Upgradeable` sources' risks.
     MajorOrMinor,
+    /// The update to this one release (a preflight's findings): it becomes a conditional update
+    /// when the update service does not offer it.
+    Release(ReleaseRef),
+}
+
+/// A release a [`Scope::Release`] risk is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseRef {
+    pub version: String,
+    pub image: String,
 }
 
 /// A source's own `Applies` condition (status `True`).
@@ -117,6 +127,26 @@ pub fn merge_source_risks(
 ) -> (Vec<Target>, Vec<graph::ConditionalUpdate>) {
     let mut updates = retrieved.updates.clone();
     let mut conditional = retrieved.conditional.clone();
+    // A release a risk is scoped to that the update service does not offer is offered with
+    // that risk (a preflight's target, which the service may not know).
+    for source in sources {
+        if let Scope::Release(target) = &source.scope
+            && !(updates.iter().any(|u| u.version == target.version))
+            && !(conditional
+                .iter()
+                .any(|u| u.release.version == target.version))
+        {
+            conditional.push(graph::ConditionalUpdate {
+                release: Target {
+                    version: target.version.clone(),
+                    image: target.image.clone(),
+                    url: None,
+                    channels: Vec::new(),
+                },
+                risks: Vec::new(),
+            });
+        }
+    }
     let versions: Vec<String> = (updates.iter().map(|u| u.version.clone()))
         .chain(conditional.iter().map(|u| u.release.version.clone()))
         .collect();
@@ -135,9 +165,10 @@ pub fn merge_source_risks(
                 promql: None,
             }],
         };
-        let scoped = versions.iter().filter(|v| match source.scope {
+        let scoped = versions.iter().filter(|v| match &source.scope {
             Scope::All => true,
             Scope::MajorOrMinor => major_or_minor(current.as_ref(), v),
+            Scope::Release(target) => **v == target.version,
         });
         for version in scoped {
             if let Some(i) = updates.iter().position(|u| &u.version == version) {
@@ -188,6 +219,18 @@ pub fn updates_status(
     previous_risks: &[ConditionalUpdateRisk],
     now: &Time,
 ) -> UpdatesStatus {
+    // A release only a source's risk made an update (a preflight's target) is never
+    // recommended by the update service: it is not an available update, even with every risk
+    // accepted.
+    let served: std::collections::BTreeSet<&str> = (retrieved.updates.iter())
+        .map(|u| u.version.as_str())
+        .chain(
+            retrieved
+                .conditional
+                .iter()
+                .map(|u| u.release.version.as_str()),
+        )
+        .collect();
     let (updates, offered) = merge_source_risks(retrieved, sources, current_version);
     let mut evaluated = retrieved.risks.clone();
     for source in sources {
@@ -199,7 +242,7 @@ pub fn updates_status(
     let mut conditional = Vec::with_capacity(offered.len());
     for update in &offered {
         let r = recommendation(&update.risks, &evaluated, &retrieved.accepted);
-        if r.is_recommended() {
+        if r.is_recommended() && served.contains(update.release.version.as_str()) {
             available.push(release(&update.release));
         }
         let since = previous_conditional

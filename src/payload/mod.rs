@@ -383,6 +383,28 @@ pub fn is_manifest_file_name(name: &str) -> bool {
         .any(|ext| name.ends_with(ext))
 }
 
+/// A payload of `version` whose release-manifests are `files` (name, text): for tests of what
+/// is computed over payloads (plans, preflights).
+#[cfg(test)]
+pub(crate) fn of_release_manifests(version: &str, files: &[(&str, String)]) -> Payload {
+    let file = |name: &str, text: String| InputFile {
+        name: name.into(),
+        contents: Ok(text.into_bytes()),
+    };
+    let input = PayloadInput {
+        origin: version.into(),
+        layout: Layout::PayloadRoot,
+        manifests: vec![],
+        release_manifests: files.iter().map(|(n, t)| file(n, t.clone())).collect(),
+        release_metadata: Some(file(
+            "release-metadata",
+            format!(r#"{{"kind":"cincinnati-metadata-v0","version":"{version}"}}"#),
+        )),
+        image_references: None,
+    };
+    Payload::from_input(input, &LoadOptions::default()).expect("a valid test payload")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -179,8 +179,12 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
         let update = if original.accept_risks.is_empty() {
             Value::Null
         } else {
-            json!({"architecture": "", "version": "", "image": "", "force": false,
-                   "acceptRisks": original.accept_risks})
+            let mut kept = json!({"architecture": "", "version": "", "image": "", "force": false,
+                   "acceptRisks": original.accept_risks});
+            if original.mode.is_some() {
+                kept["mode"] = Value::Null;
+            }
+            kept
         };
         return Ok(Decision::Patch {
             update,
@@ -257,6 +261,11 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
         "image": target.image.clone().unwrap_or_default(),
         "force": request.force,
     });
+    // An update after a preflight is an update, not another preflight (oc, knowing no mode,
+    // would leave it in place and the cluster would only check the release again).
+    if current.is_some_and(|u| u.mode.is_some()) {
+        update["mode"] = Value::Null;
+    }
     if !request.accept.is_empty() {
         update["acceptRisks"] = accept_list(&accepted);
     }
@@ -269,7 +278,10 @@ pub fn decide(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Decision,
 /// The risks `spec.desiredUpdate.acceptRisks` will hold: those already accepted, then the
 /// `--accept` ones, each once. An `--accept` name no conditional update of this cluster carries
 /// is refused as a typo, with the names there are.
-fn accepted_risks(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Vec<String>, String> {
+pub(crate) fn accepted_risks(
+    cv: &ClusterVersion,
+    request: &UpgradeRequest,
+) -> Result<Vec<String>, String> {
     let status = cv.status.clone().unwrap_or_default();
     let mut known: Vec<&str> = (status.conditional_updates.iter())
         .flat_map(|u| u.risks.iter().map(|r| r.name.as_str()))
@@ -300,7 +312,7 @@ fn accepted_risks(cv: &ClusterVersion, request: &UpgradeRequest) -> Result<Vec<S
     Ok(accepted)
 }
 
-fn accept_list(accepted: &[String]) -> Value {
+pub(crate) fn accept_list(accepted: &[String]) -> Value {
     accepted.iter().map(|name| json!({"name": name})).collect()
 }
 
@@ -1010,6 +1022,20 @@ mod tests {
             json!({"version": "4.17.1", "image": release("4.17.1").image, "force": false})
         );
         assert_eq!(report.out, "Requested update to 4.17.1\n");
+        // After a preflight of it, the update turns the preflight mode off.
+        let mut after_preflight = cv.clone();
+        after_preflight.spec.desired_update = Some(crate::cluster::Update {
+            version: Some("4.17.1".into()),
+            mode: Some("Preflight".into()),
+            ..Default::default()
+        });
+        let request_to = UpgradeRequest {
+            to: Some("4.17.1".into()),
+            ..request()
+        };
+        let (update, _) = patched(decide(&after_preflight, &request_to).unwrap());
+        assert_eq!(update["mode"], Value::Null);
+        assert!(update.as_object().unwrap().contains_key("mode"));
         let (update, _) = patched(
             decide(
                 &cv,

@@ -27,6 +27,8 @@ pub mod channel;
 pub mod fetch;
 pub mod graph;
 #[cfg(feature = "cluster")]
+pub mod preflight_request;
+#[cfg(feature = "cluster")]
 pub mod progress;
 #[cfg(feature = "cluster")]
 pub mod prometheus;

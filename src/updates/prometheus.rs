@@ -76,32 +76,58 @@ pub async fn evaluate(updates: &mut AvailableUpdates, options: &PrometheusOption
     } = updates;
     let mut conditions = RiskConditions::new();
     for risk in risks_in_order(conditional) {
-        let mut rules = RuleMatch::new(&risk.matching_rules);
-        let result = loop {
-            match rules.step() {
-                RuleStep::Done(result) => break result,
-                RuleStep::Query(rule) => {
-                    let answer = match (&url, &client) {
-                        (None, _) => Err(NO_PROMETHEUS.to_string()),
-                        (Some(_), Err(e)) => Err(e.clone()),
-                        (Some(url), Ok(client)) => {
-                            let target = Target {
-                                client,
-                                url,
-                                options,
-                                deadline,
-                            };
-                            through_cache(cache, rule, &target).await
-                        }
-                    };
-                    rules.record(answer);
-                }
-            }
-        };
+        let result = match_risk(risk, cache, &client, url.as_deref(), options, deadline).await;
         tracing::info!(risk = %risk.name, result = ?result, "evaluated conditional update risk");
         conditions.insert(risk.name.clone(), Applies::from_result(risk, result));
     }
     *risks = conditions;
+}
+
+/// Evaluates one risk's matching rules through `cache` within the budget (a preflight check's
+/// `PromQL`): whether it applies, as for an update service's risk.
+pub async fn evaluate_risk(
+    risk: &super::graph::ConditionalUpdateRisk,
+    cache: &mut MatchCache,
+    options: &PrometheusOptions,
+) -> Applies {
+    let deadline = Instant::now() + options.budget;
+    let client = client(options);
+    let url = (options.url.as_deref()).map(|url| connect_url(url, options.connect_to));
+    let result = match_risk(risk, cache, &client, url.as_deref(), options, deadline).await;
+    Applies::from_result(risk, result)
+}
+
+/// Walks a risk's matching rules, asking Prometheus (through `cache`) for its `PromQL` ones.
+async fn match_risk(
+    risk: &super::graph::ConditionalUpdateRisk,
+    cache: &mut MatchCache,
+    client: &Result<reqwest::Client, String>,
+    url: Option<&str>,
+    options: &PrometheusOptions,
+    deadline: Instant,
+) -> MatchResult {
+    let mut rules = RuleMatch::new(&risk.matching_rules);
+    loop {
+        match rules.step() {
+            RuleStep::Done(result) => return result,
+            RuleStep::Query(rule) => {
+                let answer = match (url, client) {
+                    (None, _) => Err(NO_PROMETHEUS.to_string()),
+                    (Some(_), Err(e)) => Err(e.clone()),
+                    (Some(url), Ok(client)) => {
+                        let target = Target {
+                            client,
+                            url,
+                            options,
+                            deadline,
+                        };
+                        through_cache(cache, rule, &target).await
+                    }
+                };
+                rules.record(answer);
+            }
+        }
+    }
 }
 
 /// The alerts Prometheus has (`GET <url>/api/v1/alerts`, as upstream's alert getter asks

@@ -40,7 +40,22 @@ fn check_doc(doc: &Doc, known: &BTreeSet<Capability>, major: Option<u64>) -> Vec
     findings.extend(delete(doc));
     findings.extend(major_version(doc, major));
     findings.extend(foreign_crd(doc));
+    findings.extend(preflight_check(doc));
     findings
+}
+
+/// A ConfigMap marked as a preflight check ([`crate::preflight::checks`]) that is not a valid
+/// one: caught in CI rather than when a cluster preflights the release.
+fn preflight_check(doc: &Doc) -> Option<Finding> {
+    use crate::preflight::checks::{CHECK_ANNOTATION, is_check, parse};
+    if !is_check(&doc.manifest) {
+        return None;
+    }
+    let error = parse(&doc.manifest).err()?;
+    Some(
+        on_key(doc, Code::PreflightCheck, CHECK_ANNOTATION, error.problem)
+            .help("a check is a ConfigMap with data keys risk, message, url and one of promql and objects (docs/install-and-operate.md, Preflight)"),
+    )
 }
 
 /// A CRD of another operator's API group ([`crate::ownership::KNOWN_OWNERS`]) that does not
@@ -675,6 +690,38 @@ mod tests {
             got[0].3,
             r#"invalid included major version "x" in annotation: strconv.ParseUint: parsing "x": invalid syntax"#
         );
+    }
+
+    #[test]
+    fn preflight_checks_are_validated() {
+        let check = |data: &str| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\n  annotations:\n    {SMHA}: \"true\"\n    release.openshift.io/preflight-check: \"true\"\ndata:\n{data}"
+            )
+        };
+        let run = |text: String| {
+            let docs = docs_of(&[("0000_90_x_preflight.yaml", &text)]);
+            check_docs(&docs)
+        };
+        let good = "  risk: R\n  message: m\n  url: https://x\n  promql: '1'\n";
+        assert!(run(check(good)).is_empty());
+        let got = run(check(
+            "  risk: R\n  message: m\n  url: https://x\n  promq: '1'\n",
+        ));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].code, Code::PreflightCheck);
+        assert_eq!(got[0].severity, crate::validate::Severity::Error);
+        assert!(
+            got[0]
+                .message
+                .starts_with("unknown data key \"promq\" (did you mean promql?)"),
+            "{}",
+            got[0].message
+        );
+    }
+
+    fn check_docs(docs: &[Doc]) -> Vec<Finding> {
+        check(docs, &known(), Some(4))
     }
 
     #[test]

@@ -56,6 +56,7 @@
 //! | `missing-image` | warning | a container image that is not in the ImageStream (nor the release image): not mirrored, not pinned |
 //! | `cluster-operator-versions` | error | a ClusterOperator without `status.versions`: the CVO fails the update |
 //! | `foreign-crd` | warning | a CRD of another operator's API group (hive's, assisted-service's, ...) that does not say it stands in for that operator's (`crds.cvo.openshift.io/stand-in-for`), or names another operator: where that operator runs, the CVO leaves its CRD alone and never applies this one |
+//! | `preflight-check` | error | a ConfigMap annotated `release.openshift.io/preflight-check: "true"` that is not a valid preflight check (an unknown or missing data key, a risk name that is not CamelCase, both tests or none, a malformed `objects`) |
 
 mod annotations;
 mod capabilities;
@@ -145,10 +146,11 @@ pub enum Code {
     MissingImage,
     ClusterOperatorVersions,
     ForeignCrd,
+    PreflightCheck,
 }
 
 impl Code {
-    pub const ALL: [Code; 39] = [
+    pub const ALL: [Code; 40] = [
         Code::NoManifests,
         Code::UnreadableFile,
         Code::IgnoredFile,
@@ -188,6 +190,7 @@ impl Code {
         Code::MissingImage,
         Code::ClusterOperatorVersions,
         Code::ForeignCrd,
+        Code::PreflightCheck,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -231,6 +234,7 @@ impl Code {
             Code::MissingImage => "missing-image",
             Code::ClusterOperatorVersions => "cluster-operator-versions",
             Code::ForeignCrd => "foreign-crd",
+            Code::PreflightCheck => "preflight-check",
         }
     }
 

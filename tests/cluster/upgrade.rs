@@ -1263,7 +1263,7 @@ pub async fn upgrade_verifies_release_signatures(ctx: &Ctx<'_>) -> anyhow::Resul
     result
 }
 
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+pub fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

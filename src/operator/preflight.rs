@@ -1,0 +1,251 @@
+//! The shell of a preflight (`spec.desiredUpdate.mode: Preflight`): once the loop
+//! ([`super::run`]) has retrieved and verified the target release exactly as an update would
+//! (signatures, mirrors), [`evaluate`] reads what [`crate::preflight::report`] needs from the
+//! live cluster. The loop keeps the result ([`super::preflight_status`]) for the status.
+//!
+//! It writes nothing: the live objects are read (CRDs, the objects a check lists) and the
+//! target's resources are server-side applied with `dryRun=All` only, so admission and
+//! defaulting are real and nothing is stored.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{Discovery, Scope};
+
+use super::pass::{PassInput, PassPlan};
+use super::precondition::{self, Check as Precondition, ClusterView};
+use super::task::FIELD_MANAGER;
+use crate::manifest::Manifest;
+use crate::payload::Payload;
+use crate::plan::{Cluster, Resource};
+use crate::preflight::{self, CheckOutcome, CheckTest, Live, checks};
+use crate::updates::cache::MatchCache;
+use crate::updates::graph::{ClusterCondition, ConditionalUpdateRisk, PromQlClusterCondition};
+use crate::updates::prometheus::PrometheusOptions;
+use crate::updates::rules::Applies;
+
+/// The preflight of moving from `current` to `next` on this cluster.
+pub async fn evaluate(
+    client: &kube::Client,
+    input: &PassInput<'_>,
+    current: &Payload,
+    next: &Payload,
+    plan: &PassPlan<'_>,
+    prometheus: &PrometheusOptions,
+) -> preflight::Report {
+    let cluster = Cluster {
+        config: plan.config.clone(),
+        implicitly_enabled: plan.capabilities.implicitly_enabled.clone(),
+        capabilities_after: Some(input.capability_filter(next)),
+    };
+    // What the update would create or change, for the dry run and the CRD check.
+    let preview = preflight::report(current, next, &cluster, &Live::default());
+    let discovery = Discovery::new(client.clone()).run().await;
+    let mut incomplete = Vec::new();
+    if let Err(e) = &discovery {
+        incomplete.push(format!(
+            "the server-side apply dry run: API discovery failed: {e}"
+        ));
+    }
+    let applied: Vec<&Manifest> = (preview.create.iter().chain(&preview.update))
+        .filter_map(|r| manifest_of(next, r))
+        .collect();
+    let mut live = Live {
+        stored_versions: stored_versions(client, &applied, &mut incomplete).await,
+        ..Live::default()
+    };
+    if let Ok(discovery) = &discovery {
+        live.dry_run_rejections = dry_run(client, discovery, &applied).await;
+    }
+    let included = next.included(&plan.config.load_time());
+    for check in checks::checks(included) {
+        match check {
+            Ok(check) => {
+                let outcome = run_check(client, discovery.as_ref().ok(), &check, prometheus).await;
+                live.checks.push((check, outcome));
+            }
+            Err(e) => live.invalid_checks.push(e),
+        }
+    }
+    live.preconditions = preconditions(input, current, next);
+    live.incomplete = incomplete;
+    preflight::report(current, next, &cluster, &live)
+}
+
+fn manifest_of<'p>(payload: &'p Payload, r: &Resource) -> Option<&'p Manifest> {
+    (payload.manifests.iter()).find(|m| {
+        *m.file == r.file
+            && m.id.name == r.name
+            && m.id.kind == r.kind
+            && m.id.group == r.group
+            && m.id.namespace == r.namespace
+    })
+}
+
+/// `status.storedVersions` of the live CRDs among `manifests`.
+async fn stored_versions(
+    client: &kube::Client,
+    manifests: &[&Manifest],
+    incomplete: &mut Vec<String>,
+) -> BTreeMap<String, Vec<String>> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut stored = BTreeMap::new();
+    let crds =
+        (manifests.iter()).filter(|m| m.gvk.is("apiextensions.k8s.io", "CustomResourceDefinition"));
+    for crd in crds {
+        match api.get_opt(&crd.id.name).await {
+            Ok(Some(live)) => {
+                let versions = (live.status.and_then(|s| s.stored_versions)).unwrap_or_default();
+                stored.insert(crd.id.name.clone(), versions);
+            }
+            Ok(None) => {}
+            Err(e) => incomplete.push(format!(
+                "CustomResourceDefinition {}: cannot read its storedVersions: {e}",
+                crd.id.name
+            )),
+        }
+    }
+    stored
+}
+
+/// Server-side applies each manifest with `dryRun=All`; the refusals, with the server's
+/// message. A resource whose API the cluster does not serve yet (its CRD comes with the
+/// update) cannot be tried and is left out.
+async fn dry_run(
+    client: &kube::Client,
+    discovery: &Discovery,
+    manifests: &[&Manifest],
+) -> Vec<(Resource, String)> {
+    let mut rejected = Vec::new();
+    let mut params = PatchParams::apply(FIELD_MANAGER).force();
+    params.dry_run = true;
+    for manifest in manifests {
+        let gvk = GroupVersionKind::gvk(
+            &manifest.gvk.group,
+            &manifest.gvk.version,
+            &manifest.gvk.kind,
+        );
+        let Some((resource, caps)) = discovery.resolve_gvk(&gvk) else {
+            continue;
+        };
+        let api: Api<DynamicObject> = match caps.scope {
+            Scope::Cluster => Api::all_with(client.clone(), &resource),
+            Scope::Namespaced => {
+                let ns = Some(manifest.id.namespace.as_str()).filter(|n| !n.is_empty());
+                Api::namespaced_with(client.clone(), ns.unwrap_or("default"), &resource)
+            }
+        };
+        let object = manifest.object();
+        match api
+            .patch(&manifest.id.name, &params, &Patch::Apply(&object))
+            .await
+        {
+            Ok(_) => {}
+            // The namespace comes with the update: the object cannot be tried before it.
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(kube::Error::Api(s)) => rejected.push((resource_of(manifest), s.message)),
+            Err(e) => rejected.push((resource_of(manifest), e.to_string())),
+        }
+    }
+    rejected
+}
+
+fn resource_of(m: &Manifest) -> Resource {
+    Resource {
+        group: m.id.group.clone(),
+        kind: m.id.kind.clone(),
+        namespace: m.id.namespace.clone(),
+        name: m.id.name.clone(),
+        file: m.file.to_string(),
+    }
+}
+
+/// Evaluates one of the target's checks against the live cluster.
+async fn run_check(
+    client: &kube::Client,
+    discovery: Option<&Discovery>,
+    check: &preflight::Check,
+    prometheus: &PrometheusOptions,
+) -> CheckOutcome {
+    match &check.test {
+        CheckTest::Promql(query) => {
+            let risk = ConditionalUpdateRisk {
+                url: check.url.clone(),
+                name: check.risk.clone(),
+                message: check.message.clone(),
+                matching_rules: vec![ClusterCondition {
+                    type_: "PromQL".into(),
+                    promql: Some(PromQlClusterCondition {
+                        promql: query.clone(),
+                    }),
+                }],
+            };
+            let target = crate::updates::promql_target::resolve(client, prometheus).await;
+            let mut cache = MatchCache::default();
+            match crate::updates::prometheus::evaluate_risk(&risk, &mut cache, &target).await {
+                Applies::Match => CheckOutcome::Applies(format!("{query} returned 1")),
+                Applies::NotMatch => CheckOutcome::DoesNotApply,
+                Applies::EvaluationFailed(e) => CheckOutcome::Failed(e),
+            }
+        }
+        CheckTest::Objects(test) => {
+            let Some(discovery) = discovery else {
+                return CheckOutcome::Failed("API discovery failed".into());
+            };
+            let (group, version) = match test.api_version.split_once('/') {
+                Some((g, v)) => (g, v),
+                None => ("", test.api_version.as_str()),
+            };
+            let gvk = GroupVersionKind::gvk(group, version, &test.kind);
+            let Some((resource, caps)) = discovery.resolve_gvk(&gvk) else {
+                // Nothing of a kind the cluster does not serve exists.
+                return CheckOutcome::DoesNotApply;
+            };
+            let api: Api<DynamicObject> = match (&caps.scope, &test.namespace) {
+                (Scope::Namespaced, Some(ns)) => {
+                    Api::namespaced_with(client.clone(), ns, &resource)
+                }
+                _ => Api::all_with(client.clone(), &resource),
+            };
+            let mut params = ListParams::default();
+            if let Some(selector) = &test.label_selector {
+                params = params.labels(selector);
+            }
+            match api.list(&params).await {
+                Ok(list) => {
+                    let objects: Vec<serde_json::Value> = (list.items.iter())
+                        .filter_map(|o| serde_json::to_value(o).ok())
+                        .collect();
+                    checks::match_objects(test, &objects)
+                }
+                Err(e) => CheckOutcome::Failed(format!("cannot list {}: {e}", resource.plural)),
+            }
+        }
+    }
+}
+
+/// The rollback and giant-hop preconditions as an update to `next` would run them (the
+/// `Upgradeable` ones are risks of their own already; the recommended-update one is what the
+/// preflight informs): (name, upstream's summary line, blocking).
+fn preconditions(
+    input: &PassInput<'_>,
+    current: &Payload,
+    next: &Payload,
+) -> Vec<(String, String, bool)> {
+    let cv = &input.observed.cluster_version;
+    let view = ClusterView::new(
+        cv,
+        current.version().unwrap_or_default(),
+        &current.release_image,
+    );
+    precondition::run_all(&view, next.version().unwrap_or_default())
+        .into_iter()
+        .filter(|f| matches!(f.check, Precondition::Rollback | Precondition::GiantHop))
+        .map(|f| {
+            let blocking = f.blocking();
+            (f.check.name().to_string(), f.message, blocking)
+        })
+        .collect()
+}

@@ -1,0 +1,534 @@
+//! Preflight (`spec.desiredUpdate.mode: Preflight`, openshift/api `UpdateModePreflight`): what
+//! an update to a target release would do to this cluster, found before anyone commits to it.
+//! No CVO upstream implements the mode yet (cluster-version-operator main 6e719331f); the API
+//! says the results are reported as `status.conditionalUpdates` / `conditionalUpdateRisks`,
+//! which is what [`findings`] become.
+//!
+//! Pure: the current and target payloads, the cluster's capabilities (as [`crate::plan`] takes
+//! them) and what the shell read from the live cluster ([`Live`]) in; a [`Report`] out. The
+//! shell is [`crate::operator::preflight`].
+
+pub mod checks;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::capability::Capability;
+use crate::capability::implicit::Cause;
+use crate::manifest::Manifest;
+use crate::payload::Payload;
+use crate::plan::{self, Cluster, LeftBehind, Resource};
+pub use checks::{Check, CheckError, CheckOutcome, CheckTest, ObjectsTest};
+
+/// Where the built-in findings point administrators.
+pub const CAPABILITIES_URL: &str = "https://docs.openshift.com/container-platform/latest/installing/overview/cluster-capabilities.html";
+pub const STORED_VERSIONS_URL: &str = "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/#upgrade-existing-objects-to-a-new-stored-version";
+pub const LEFT_BEHIND_URL: &str = "https://github.com/openshift/enhancements/blob/master/enhancements/update/object-removal-manifest-annotation.md";
+pub const DRY_RUN_URL: &str = "https://kubernetes.io/docs/reference/using-api/server-side-apply/";
+pub const PRECONDITIONS_URL: &str = "https://docs.openshift.com/container-platform/latest/updating/preparing_for_updates/updating-cluster-prepare.html";
+
+/// The names of the built-in findings (risk names: CamelCase, as the API wants).
+pub const IMPLICITLY_ENABLED: &str = "PreflightImplicitlyEnabledCapabilities";
+pub const STORED_VERSION_REMOVED: &str = "PreflightCRDStoredVersionRemoved";
+pub const LEFT_BEHIND: &str = "PreflightObjectsLeftBehind";
+pub const DRY_RUN_REJECTED: &str = "PreflightDryRunRejected";
+pub const INVALID_CHECKS: &str = "PreflightInvalidChecks";
+pub const INCOMPLETE: &str = "PreflightIncomplete";
+
+/// What the shell read from the live cluster for one preflight.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Live {
+    /// `status.storedVersions` of the live CRDs the target ships, by CRD name.
+    pub stored_versions: BTreeMap<String, Vec<String>>,
+    /// The target's created or changed resources the API server refused in a server-side
+    /// apply dry-run, with its message.
+    pub dry_run_rejections: Vec<(Resource, String)>,
+    /// The outcome of each of the target's checks ([`checks`]), in the target's order.
+    pub checks: Vec<(Check, CheckOutcome)>,
+    /// The target's check manifests that are not valid checks ([`checks::parse`]).
+    pub invalid_checks: Vec<CheckError>,
+    /// What could not be checked, and why (a CRD that could not be read, no API discovery for
+    /// the dry run): reported, so that a preflight never passes by not looking.
+    pub incomplete: Vec<String>,
+    /// The update preconditions that would fail (upstream's summary line of each) and whether
+    /// each blocks: the rollback and giant-hop checks (the `Upgradeable` ones are risks of
+    /// their own already, the recommended-update one is what this preflight decides).
+    pub preconditions: Vec<(String, String, bool)>,
+}
+
+/// One finding: a risk of the update for this cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The risk's name.
+    pub name: String,
+    /// For people; may hold line feeds.
+    pub message: String,
+    pub url: String,
+}
+
+/// Everything a preflight found (`cvo upgrade --preflight -o json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub from_version: Option<String>,
+    pub to_version: Option<String>,
+    /// Capabilities the update would enable implicitly (they cannot be disabled again), each
+    /// with the target's manifests that cause it.
+    pub implicitly_enabled_capabilities: BTreeMap<Capability, Vec<Cause>>,
+    pub create: Vec<Resource>,
+    pub update: Vec<Resource>,
+    pub delete: Vec<Resource>,
+    pub left_behind: Vec<LeftBehind>,
+    pub unchanged: usize,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// The one-line summary of the `Preflight` condition.
+    pub fn summary(&self) -> String {
+        let to = self.to_version.as_deref().unwrap_or("the target release");
+        let risks = match self.findings.len() {
+            0 => "no risks".to_string(),
+            1 => format!("1 risk ({})", self.findings[0].name),
+            n => format!(
+                "{n} risks ({})",
+                (self.findings.iter().map(|f| f.name.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let mut text = format!(
+            "Preflight of {to}: {risks}; it would create {}, update {}, delete {} and leave behind {} resources",
+            self.create.len(),
+            self.update.len(),
+            self.delete.len(),
+            self.left_behind.len()
+        );
+        let left: Vec<&Resource> = self.left_behind.iter().map(|l| &l.resource).collect();
+        let created: Vec<&Resource> = self.create.iter().collect();
+        let deleted: Vec<&Resource> = self.delete.iter().collect();
+        for (what, list) in [
+            ("Created", created),
+            ("Deleted", deleted),
+            ("Left behind", left),
+        ] {
+            if !list.is_empty() {
+                text.push_str(&format!("\n{what}: {}", names_of(&list)));
+            }
+        }
+        text
+    }
+}
+
+/// At most this many resources are named per list in the condition (the status stays small;
+/// `cvo plan` lists them all).
+const NAMED: usize = 20;
+
+fn names_of(list: &[&Resource]) -> String {
+    let mut names: Vec<String> = list
+        .iter()
+        .take(NAMED)
+        .map(|r| describe_resource(r))
+        .collect();
+    if list.len() > NAMED {
+        names.push(format!("and {} more", list.len() - NAMED));
+    }
+    names.join(", ")
+}
+
+/// The preflight of moving `cluster` from `current` to `target`: [`plan::plan`]'s preview
+/// (capabilities, created, updated, deleted and left-behind resources) and the findings the
+/// live facts add.
+pub fn report(current: &Payload, target: &Payload, cluster: &Cluster, live: &Live) -> Report {
+    let plan = plan::plan(current, target, cluster);
+    let to = target.version().unwrap_or("the target release");
+    let mut findings = Vec::new();
+    if !plan.reasons.is_empty() {
+        findings.push(implicitly_enabled_finding(to, &plan.reasons));
+    }
+    let crds = crd_manifests(target, &plan);
+    if let Some(f) = stored_versions_finding(to, &crds, &live.stored_versions) {
+        findings.push(f);
+    }
+    if !plan.left_behind.is_empty() {
+        findings.push(left_behind_finding(to, &plan.left_behind));
+    }
+    if !live.dry_run_rejections.is_empty() {
+        findings.push(dry_run_finding(to, &live.dry_run_rejections));
+    }
+    for (name, message, blocking) in &live.preconditions {
+        let kind = if *blocking { "blocks" } else { "warns about" };
+        findings.push(Finding {
+            name: name.clone(),
+            message: format!("The update precondition {name} {kind} an update to {to}: {message}"),
+            url: PRECONDITIONS_URL.to_string(),
+        });
+    }
+    for (check, outcome) in &live.checks {
+        if let Some(f) = check.finding(outcome) {
+            findings.push(f);
+        }
+    }
+    if !live.invalid_checks.is_empty() {
+        let lines: Vec<String> = live
+            .invalid_checks
+            .iter()
+            .map(|e| format!("* {e}"))
+            .collect();
+        findings.push(Finding {
+            name: INVALID_CHECKS.into(),
+            message: format!(
+                "{to} ships preflight checks that cannot be evaluated, so what they guard against is unknown:\n{}",
+                lines.join("\n")
+            ),
+            url: PRECONDITIONS_URL.into(),
+        });
+    }
+    if !live.incomplete.is_empty() {
+        let lines: Vec<String> = live.incomplete.iter().map(|e| format!("* {e}")).collect();
+        findings.push(Finding {
+            name: INCOMPLETE.into(),
+            message: format!(
+                "Parts of the preflight of {to} could not be done, so their risks are unknown (it is evaluated again on the next resync):\n{}",
+                lines.join("\n")
+            ),
+            url: PRECONDITIONS_URL.into(),
+        });
+    }
+    // One finding per name (a release's check may reuse a built-in name): the first wins.
+    let mut seen = BTreeSet::new();
+    findings.retain(|f| seen.insert(f.name.clone()));
+    Report {
+        from_version: plan.from_version,
+        to_version: plan.to_version,
+        implicitly_enabled_capabilities: plan.reasons,
+        create: plan.create,
+        update: plan.update.into_iter().map(|u| u.resource).collect(),
+        delete: plan.delete,
+        left_behind: plan.left_behind,
+        unchanged: plan.unchanged,
+        findings,
+    }
+}
+
+fn describe(group: &str, kind: &str, namespace: &str, name: &str) -> String {
+    let kind = if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}.{group}")
+    };
+    if namespace.is_empty() {
+        format!("{kind} {name}")
+    } else {
+        format!("{kind} {namespace}/{name}")
+    }
+}
+
+fn describe_resource(r: &Resource) -> String {
+    describe(&r.group, &r.kind, &r.namespace, &r.name)
+}
+
+fn implicitly_enabled_finding(to: &str, reasons: &BTreeMap<Capability, Vec<Cause>>) -> Finding {
+    let mut message = format!(
+        "Updating to {to} enables capabilities implicitly; once enabled, a capability cannot be disabled again:"
+    );
+    for (capability, causes) in reasons {
+        let causes: Vec<String> = (causes.iter())
+            .map(|c| {
+                let what = describe(&c.group, &c.kind, &c.namespace, &c.name);
+                format!("{what} ({})", c.file)
+            })
+            .collect();
+        message.push_str(&format!("\n* {capability}: {}", causes.join(", ")));
+    }
+    let names: Vec<&str> = reasons.keys().map(Capability::as_str).collect();
+    message.push_str(&format!(
+        "\nTo choose for yourself, add {} to spec.capabilities.additionalEnabledCapabilities before updating, or accept this risk.",
+        names.join(", ")
+    ));
+    Finding {
+        name: IMPLICITLY_ENABLED.into(),
+        message,
+        url: CAPABILITIES_URL.into(),
+    }
+}
+
+/// The target's CustomResourceDefinitions the update creates or changes.
+fn crd_manifests<'p>(target: &'p Payload, plan: &plan::Plan) -> Vec<&'p Manifest> {
+    let applied: BTreeSet<(&str, &str)> = (plan.create.iter())
+        .chain(plan.update.iter().map(|u| &u.resource))
+        .filter(|r| r.group == "apiextensions.k8s.io" && r.kind == "CustomResourceDefinition")
+        .map(|r| (r.name.as_str(), r.file.as_str()))
+        .collect();
+    (target.manifests.iter())
+        .filter(|m| applied.contains(&(m.id.name.as_str(), &*m.file)))
+        .filter(|m| m.id.group == "apiextensions.k8s.io" && m.id.kind == "CustomResourceDefinition")
+        .collect()
+}
+
+/// The versions a CRD manifest serves.
+fn served_versions(crd: &serde_json::Value) -> BTreeSet<String> {
+    let versions = crd.pointer("/spec/versions").and_then(|v| v.as_array());
+    (versions.into_iter().flatten())
+        .filter(|v| v.get("served").and_then(|s| s.as_bool()) == Some(true))
+        .filter_map(|v| Some(v.get("name")?.as_str()?.to_string()))
+        .collect()
+}
+
+/// A CRD the target stops serving a version of while the live CRD's `storedVersions` still
+/// lists it: objects stored in that version could no longer be read, and the API server
+/// refuses the CRD update itself ("must appear in spec.versions") when the version is gone.
+fn stored_versions_finding(
+    to: &str,
+    crds: &[&Manifest],
+    stored: &BTreeMap<String, Vec<String>>,
+) -> Option<Finding> {
+    let mut lines = Vec::new();
+    for crd in crds {
+        let Some(stored) = stored.get(&crd.id.name) else {
+            continue;
+        };
+        let served = served_versions(&crd.object());
+        let dropped: Vec<&str> = (stored.iter())
+            .filter(|v| !served.contains(*v))
+            .map(String::as_str)
+            .collect();
+        if dropped.is_empty() {
+            continue;
+        }
+        lines.push(format!(
+            "* CustomResourceDefinition {} ({}): {to} no longer serves {} but status.storedVersions lists {}; migrate the stored objects to a served version ({}) and remove the others from status.storedVersions first",
+            crd.id.name,
+            crd.file,
+            dropped.join(", "),
+            stored.join(", "),
+            served.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    (!lines.is_empty()).then(|| Finding {
+        name: STORED_VERSION_REMOVED.into(),
+        message: format!(
+            "Objects stored in versions {to} stops serving would become unreadable:\n{}",
+            lines.join("\n")
+        ),
+        url: STORED_VERSIONS_URL.into(),
+    })
+}
+
+fn left_behind_finding(to: &str, left: &[LeftBehind]) -> Finding {
+    let lines: Vec<String> = (left.iter())
+        .map(|l| {
+            format!(
+                "* {} ({}): {}",
+                describe_resource(&l.resource),
+                l.resource.file,
+                l.reason
+            )
+        })
+        .collect();
+    Finding {
+        name: LEFT_BEHIND.into(),
+        message: format!(
+            "{} resources the current release manages are not managed by {to}; the update leaves them in the cluster, unmanaged:\n{}",
+            left.len(),
+            lines.join("\n")
+        ),
+        url: LEFT_BEHIND_URL.into(),
+    }
+}
+
+fn dry_run_finding(to: &str, rejections: &[(Resource, String)]) -> Finding {
+    let lines: Vec<String> = (rejections.iter())
+        .map(|(r, why)| format!("* {} ({}): {why}", describe_resource(r), r.file))
+        .collect();
+    Finding {
+        name: DRY_RUN_REJECTED.into(),
+        message: format!(
+            "The API server refuses {} of {to}'s resources (server-side apply, dry run):\n{}",
+            rejections.len(),
+            lines.join("\n")
+        ),
+        url: DRY_RUN_URL.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::include::{CapabilityFilter, InclusionConfig};
+
+    fn payload(version: &str, files: &[(&str, String)]) -> Payload {
+        crate::payload::of_release_manifests(version, files)
+    }
+
+    const INCLUDE: &str =
+        "    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+
+    fn cm(name: &str, extra: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: ns\n  annotations:\n{INCLUDE}{extra}data:\n  k: v\n"
+        )
+    }
+
+    fn crd(versions: &[(&str, bool)]) -> String {
+        let versions: String = (versions.iter())
+            .map(|(v, served)| {
+                format!(
+                    "  - name: {v}\n    served: {served}\n    storage: {}\n",
+                    *v == "v1"
+                )
+            })
+            .collect();
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  annotations:\n{INCLUDE}spec:\n  group: example.com\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions:\n{versions}"
+        )
+    }
+
+    fn cluster() -> Cluster {
+        let caps = |names: &[&str]| names.iter().map(|n| Capability::from(*n)).collect();
+        Cluster {
+            config: InclusionConfig {
+                required_feature_set: Some(String::new()),
+                profile: Some("self-managed-high-availability".into()),
+                capabilities: Some(CapabilityFilter {
+                    known_capabilities: caps(&["A", "B"]),
+                    enabled_capabilities: caps(&["A"]),
+                }),
+                enabled_feature_gates: Some(BTreeSet::new()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn names(report: &Report) -> Vec<&str> {
+        report.findings.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_clean_update_has_no_findings() {
+        let from = payload("4.17.0", &[("0000_10_a_1.yaml", cm("x", ""))]);
+        let to = payload("4.18.0", &[("0000_10_a_1.yaml", cm("x", ""))]);
+        let report = report(&from, &to, &cluster(), &Live::default());
+        assert!(report.findings.is_empty());
+        assert_eq!(
+            report.summary(),
+            "Preflight of 4.18.0: no risks; it would create 0, update 0, delete 0 and leave behind 0 resources"
+        );
+    }
+
+    #[test]
+    fn every_built_in_finding() {
+        let from = payload(
+            "4.17.0",
+            &[
+                ("0000_10_a_1.yaml", cm("moves-to-b", "")),
+                ("0000_10_a_2.yaml", cm("dropped", "")),
+                ("0000_10_a_3.yaml", crd(&[("v1alpha1", true), ("v1", true)])),
+            ],
+        );
+        let to = payload(
+            "4.18.0",
+            &[
+                (
+                    "0000_10_a_1.yaml",
+                    cm("moves-to-b", "    capability.openshift.io/name: B\n"),
+                ),
+                ("0000_10_a_3.yaml", crd(&[("v1", true)])),
+                ("0000_10_a_4.yaml", cm("new", "")),
+            ],
+        );
+        let new = Resource {
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            namespace: "ns".into(),
+            name: "new".into(),
+            file: "0000_10_a_4.yaml".into(),
+        };
+        let live = Live {
+            stored_versions: BTreeMap::from([(
+                "widgets.example.com".to_string(),
+                vec!["v1alpha1".to_string(), "v1".to_string()],
+            )]),
+            dry_run_rejections: vec![(new, "admission webhook said no".into())],
+            checks: vec![],
+            invalid_checks: vec![],
+            incomplete: vec!["CustomResourceDefinition x: cannot read it: forbidden".into()],
+            preconditions: vec![(
+                "ClusterVersionGiantHop".into(),
+                "Precondition \"ClusterVersionGiantHop\" failed because of \"MultipleMinorVersionsUpdate\": ...".into(),
+                true,
+            )],
+        };
+        let report = report(&from, &to, &cluster(), &live);
+        assert_eq!(
+            names(&report),
+            [
+                IMPLICITLY_ENABLED,
+                STORED_VERSION_REMOVED,
+                LEFT_BEHIND,
+                DRY_RUN_REJECTED,
+                "ClusterVersionGiantHop",
+                INCOMPLETE
+            ]
+        );
+        let message = |name: &str| {
+            let f = report.findings.iter().find(|f| f.name == name).unwrap();
+            f.message.clone()
+        };
+        assert_eq!(
+            message(IMPLICITLY_ENABLED),
+            "Updating to 4.18.0 enables capabilities implicitly; once enabled, a capability cannot be disabled again:\n* B: ConfigMap ns/moves-to-b (0000_10_a_1.yaml)\nTo choose for yourself, add B to spec.capabilities.additionalEnabledCapabilities before updating, or accept this risk."
+        );
+        assert!(
+            message(STORED_VERSION_REMOVED).contains("* CustomResourceDefinition widgets.example.com (0000_10_a_3.yaml): 4.18.0 no longer serves v1alpha1 but status.storedVersions lists v1alpha1, v1; migrate the stored objects to a served version (v1)"),
+            "{}",
+            message(STORED_VERSION_REMOVED)
+        );
+        assert_eq!(
+            message(LEFT_BEHIND),
+            "1 resources the current release manages are not managed by 4.18.0; the update leaves them in the cluster, unmanaged:\n* ConfigMap ns/dropped (0000_10_a_2.yaml): removed from the payload"
+        );
+        assert!(
+            message(DRY_RUN_REJECTED)
+                .ends_with("* ConfigMap ns/new (0000_10_a_4.yaml): admission webhook said no")
+        );
+        assert!(message("ClusterVersionGiantHop").starts_with(
+            "The update precondition ClusterVersionGiantHop blocks an update to 4.18.0: "
+        ));
+        assert_eq!(
+            report.summary(),
+            format!(
+                "Preflight of 4.18.0: 6 risks ({IMPLICITLY_ENABLED}, {STORED_VERSION_REMOVED}, {LEFT_BEHIND}, {DRY_RUN_REJECTED}, ClusterVersionGiantHop, {INCOMPLETE}); it would create 1, update 2, delete 0 and leave behind 1 resources\nCreated: ConfigMap ns/new\nLeft behind: ConfigMap ns/dropped"
+            )
+        );
+    }
+
+    #[test]
+    fn a_stored_version_still_served_is_no_finding() {
+        let from = payload("4.17.0", &[("0000_10_a_3.yaml", crd(&[("v1", true)]))]);
+        let to = payload(
+            "4.18.0",
+            &[(
+                "0000_10_a_3.yaml",
+                crd(&[("v1alpha1", false), ("v1", true)]),
+            )],
+        );
+        let stored = |versions: &[&str]| Live {
+            stored_versions: BTreeMap::from([(
+                "widgets.example.com".to_string(),
+                versions.iter().map(|v| v.to_string()).collect(),
+            )]),
+            ..Default::default()
+        };
+        assert!(
+            report(&from, &to, &cluster(), &stored(&["v1"]))
+                .findings
+                .is_empty()
+        );
+        // Listed but no longer served: still unreadable.
+        let r = report(&from, &to, &cluster(), &stored(&["v1alpha1", "v1"]));
+        assert_eq!(names(&r), [STORED_VERSION_REMOVED]);
+    }
+}
