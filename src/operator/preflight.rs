@@ -1,5 +1,5 @@
 //! The shell of a preflight (`spec.desiredUpdate.mode: Preflight`): once the loop
-//! ([`super::run`]) has retrieved and verified the target release exactly as an update would
+//! ([`mod@super::run`]) has retrieved and verified the target release exactly as an update would
 //! (signatures, mirrors), [`evaluate`] reads what [`crate::preflight::report`] needs from the
 //! live cluster. The loop keeps the result ([`super::preflight_status`]) for the status.
 //!

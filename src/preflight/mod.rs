@@ -2,7 +2,7 @@
 //! an update to a target release would do to this cluster, found before anyone commits to it.
 //! No CVO upstream implements the mode yet (cluster-version-operator main 6e719331f); the API
 //! says the results are reported as `status.conditionalUpdates` / `conditionalUpdateRisks`,
-//! which is what [`findings`] become.
+//! which is what the [`Report`]'s findings become.
 //!
 //! Pure: the current and target payloads, the cluster's capabilities (as [`crate::plan`] takes
 //! them) and what the shell read from the live cluster ([`Live`]) in; a [`Report`] out. The
