@@ -65,7 +65,7 @@ fn excluded(payload: &Payload, config: &InclusionConfig) -> Vec<(String, String)
 fn metadata_and_documents() {
     let payload = bundled();
     assert_eq!(payload.version(), Some("4.18.0"));
-    assert_eq!(payload.manifests.len(), 95);
+    assert_eq!(payload.manifests.len(), 97);
     assert_eq!(payload.images.len(), 9);
     assert!(payload.warnings.is_empty(), "{:?}", payload.warnings);
     let deployment = payload
@@ -121,7 +121,7 @@ fn other_configurations() {
     let all = &COMPONENTS;
     assert_eq!(
         count(&config_with("single-node-developer", "", &[], None, all)),
-        91
+        93
     );
     assert_eq!(
         count(&config_with(
@@ -131,7 +131,7 @@ fn other_configurations() {
             Some("internal-openshift-hosted"),
             all
         )),
-        87
+        89
     );
     let tech_preview = excluded(
         &payload,
