@@ -286,13 +286,49 @@ fn why_not_managed(id: &ManifestId, to: &Payload, config: &InclusionConfig) -> S
 }
 
 fn resource(manifest: &Manifest) -> Resource {
-    Resource {
-        group: manifest.id.group.clone(),
-        kind: manifest.id.kind.clone(),
-        namespace: manifest.id.namespace.clone(),
-        name: manifest.id.name.clone(),
-        file: manifest.file.to_string(),
+    Resource::of(manifest)
+}
+
+impl Resource {
+    /// The resource `manifest` describes, from its file.
+    pub fn of(manifest: &Manifest) -> Resource {
+        Resource {
+            group: manifest.id.group.clone(),
+            kind: manifest.id.kind.clone(),
+            namespace: manifest.id.namespace.clone(),
+            name: manifest.id.name.clone(),
+            file: manifest.file.to_string(),
+        }
     }
+
+    /// `Kind[.group] [namespace/]name`, as people name it ([`object_name`]).
+    pub fn object_name(&self) -> String {
+        object_name(&self.group, &self.kind, &self.namespace, &self.name)
+    }
+}
+
+/// `Kind[.group] [namespace/]name`: how the plan and the preflight name an object to people.
+pub fn object_name(group: &str, kind: &str, namespace: &str, name: &str) -> String {
+    let kind = if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}.{group}")
+    };
+    if namespace.is_empty() {
+        format!("{kind} {name}")
+    } else {
+        format!("{kind} {namespace}/{name}")
+    }
+}
+
+/// The manifests of `to` that `plan` creates or updates, in payload order.
+pub fn changed_manifests<'p>(to: &'p Payload, plan: &Plan) -> Vec<&'p Manifest> {
+    let changed: BTreeSet<&Resource> = (plan.create.iter())
+        .chain(plan.update.iter().map(|u| &u.resource))
+        .collect();
+    (to.manifests.iter())
+        .filter(|m| changed.contains(&Resource::of(m)))
+        .collect()
 }
 
 /// A unified diff of the two documents as written.

@@ -100,17 +100,7 @@ fn names(caps: &[Capability]) -> String {
 }
 
 fn describe(r: &Resource) -> String {
-    let group = if r.group.is_empty() {
-        String::new()
-    } else {
-        format!(".{}", r.group)
-    };
-    let object = if r.namespace.is_empty() {
-        r.name.clone()
-    } else {
-        format!("{}/{}", r.namespace, r.name)
-    };
-    format!("{}{group} {object} ({})", r.kind, r.file)
+    format!("{} ({})", r.object_name(), r.file)
 }
 
 /// The human summary; stable enough to snapshot-test. `additional`: the cluster's

@@ -40,8 +40,7 @@ pub async fn evaluate(
         implicitly_enabled: plan.capabilities.implicitly_enabled.clone(),
         capabilities_after: Some(input.capability_filter(next)),
     };
-    // What the update would create or change, for the dry run and the CRD check.
-    let preview = preflight::report(current, next, &cluster, &Live::default());
+    let plan_of_update = crate::plan::plan(current, next, &cluster);
     let discovery = Discovery::new(client.clone()).run().await;
     let mut incomplete = Vec::new();
     if let Err(e) = &discovery {
@@ -49,9 +48,8 @@ pub async fn evaluate(
             "the server-side apply dry run: API discovery failed: {e}"
         ));
     }
-    let applied: Vec<&Manifest> = (preview.create.iter().chain(&preview.update))
-        .filter_map(|r| manifest_of(next, r))
-        .collect();
+    // What the update would create or change: dry-run, and their CRDs checked.
+    let applied = crate::plan::changed_manifests(next, &plan_of_update);
     let mut live = Live {
         stored_versions: stored_versions(client, &applied, &mut incomplete).await,
         ..Live::default()
@@ -71,17 +69,7 @@ pub async fn evaluate(
     }
     live.preconditions = preconditions(input, current, next);
     live.incomplete = incomplete;
-    preflight::report(current, next, &cluster, &live)
-}
-
-fn manifest_of<'p>(payload: &'p Payload, r: &Resource) -> Option<&'p Manifest> {
-    (payload.manifests.iter()).find(|m| {
-        *m.file == r.file
-            && m.id.name == r.name
-            && m.id.kind == r.kind
-            && m.id.group == r.group
-            && m.id.namespace == r.namespace
-    })
+    preflight::report(next, plan_of_update, &live)
 }
 
 /// `status.storedVersions` of the live CRDs among `manifests`.
@@ -145,21 +133,11 @@ async fn dry_run(
             Ok(_) => {}
             // The namespace comes with the update: the object cannot be tried before it.
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(kube::Error::Api(s)) => rejected.push((resource_of(manifest), s.message)),
-            Err(e) => rejected.push((resource_of(manifest), e.to_string())),
+            Err(kube::Error::Api(s)) => rejected.push((Resource::of(manifest), s.message)),
+            Err(e) => rejected.push((Resource::of(manifest), e.to_string())),
         }
     }
     rejected
-}
-
-fn resource_of(m: &Manifest) -> Resource {
-    Resource {
-        group: m.id.group.clone(),
-        kind: m.id.kind.clone(),
-        namespace: m.id.namespace.clone(),
-        name: m.id.name.clone(),
-        file: m.file.to_string(),
-    }
 }
 
 /// Evaluates one of the target's checks against the live cluster.

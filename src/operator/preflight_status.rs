@@ -85,12 +85,11 @@ impl Preflight {
     }
 
     /// The findings as risks of the update to the target (none until completed).
-    pub fn risks(&self, report_version: Option<&str>) -> Vec<SourceRisk> {
+    pub fn risks(&self) -> Vec<SourceRisk> {
         let Phase::Completed(report) = &self.phase else {
             return Vec::new();
         };
         let version = (report.to_version.as_deref())
-            .or(report_version)
             .unwrap_or(&self.target.version)
             .to_string();
         let scope = Scope::Release(ReleaseRef {
@@ -183,12 +182,12 @@ mod tests {
             evaluated: None,
         };
         assert_eq!(p.condition().0, "Unknown");
-        assert!(p.risks(None).is_empty());
+        assert!(p.risks().is_empty());
         p.phase = Phase::Completed(Box::new(report()));
         let (status, reason, message) = p.condition();
         assert_eq!((status, reason.as_str()), ("True", "Completed"));
         assert!(message.starts_with("Preflight of 4.18.0: 1 risk (PreflightObjectsLeftBehind)"));
-        let risks = p.risks(None);
+        let risks = p.risks();
         assert_eq!(risks.len(), 1);
         assert_eq!(
             risks[0].scope,

@@ -177,7 +177,7 @@ pub fn next_status(input: StatusInput<'_>) -> ClusterVersionStatus {
             );
             let mut sources = source_risks(&upgradeability.risks, &updates.alerts);
             if let Some(preflight) = input.preflight {
-                sources.extend(preflight.risks(None));
+                sources.extend(preflight.risks());
             }
             updates_status(
                 updates,

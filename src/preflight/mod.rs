@@ -18,7 +18,7 @@ use crate::capability::Capability;
 use crate::capability::implicit::Cause;
 use crate::manifest::Manifest;
 use crate::payload::Payload;
-use crate::plan::{self, Cluster, LeftBehind, Resource};
+use crate::plan::{self, LeftBehind, Plan, Resource};
 pub use checks::{Check, CheckError, CheckOutcome, CheckTest, ObjectsTest};
 
 /// Where the built-in findings point administrators.
@@ -126,22 +126,16 @@ impl Report {
 const NAMED: usize = 20;
 
 fn names_of(list: &[&Resource]) -> String {
-    let mut names: Vec<String> = list
-        .iter()
-        .take(NAMED)
-        .map(|r| describe_resource(r))
-        .collect();
+    let mut names: Vec<String> = list.iter().take(NAMED).map(|r| r.object_name()).collect();
     if list.len() > NAMED {
         names.push(format!("and {} more", list.len() - NAMED));
     }
     names.join(", ")
 }
 
-/// The preflight of moving `cluster` from `current` to `target`: [`plan::plan`]'s preview
-/// (capabilities, created, updated, deleted and left-behind resources) and the findings the
-/// live facts add.
-pub fn report(current: &Payload, target: &Payload, cluster: &Cluster, live: &Live) -> Report {
-    let plan = plan::plan(current, target, cluster);
+/// The preflight of an update to `target` whose [`plan::plan`] is `plan` (capabilities,
+/// created, updated, deleted and left-behind resources), with the findings the live facts add.
+pub fn report(target: &Payload, plan: Plan, live: &Live) -> Report {
     let to = target.version().unwrap_or("the target release");
     let mut findings = Vec::new();
     if !plan.reasons.is_empty() {
@@ -212,23 +206,6 @@ pub fn report(current: &Payload, target: &Payload, cluster: &Cluster, live: &Liv
     }
 }
 
-fn describe(group: &str, kind: &str, namespace: &str, name: &str) -> String {
-    let kind = if group.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}.{group}")
-    };
-    if namespace.is_empty() {
-        format!("{kind} {name}")
-    } else {
-        format!("{kind} {namespace}/{name}")
-    }
-}
-
-fn describe_resource(r: &Resource) -> String {
-    describe(&r.group, &r.kind, &r.namespace, &r.name)
-}
-
 fn implicitly_enabled_finding(to: &str, reasons: &BTreeMap<Capability, Vec<Cause>>) -> Finding {
     let mut message = format!(
         "Updating to {to} enables capabilities implicitly; once enabled, a capability cannot be disabled again:"
@@ -236,7 +213,7 @@ fn implicitly_enabled_finding(to: &str, reasons: &BTreeMap<Capability, Vec<Cause
     for (capability, causes) in reasons {
         let causes: Vec<String> = (causes.iter())
             .map(|c| {
-                let what = describe(&c.group, &c.kind, &c.namespace, &c.name);
+                let what = plan::object_name(&c.group, &c.kind, &c.namespace, &c.name);
                 format!("{what} ({})", c.file)
             })
             .collect();
@@ -255,15 +232,9 @@ fn implicitly_enabled_finding(to: &str, reasons: &BTreeMap<Capability, Vec<Cause
 }
 
 /// The target's CustomResourceDefinitions the update creates or changes.
-fn crd_manifests<'p>(target: &'p Payload, plan: &plan::Plan) -> Vec<&'p Manifest> {
-    let applied: BTreeSet<(&str, &str)> = (plan.create.iter())
-        .chain(plan.update.iter().map(|u| &u.resource))
-        .filter(|r| r.group == "apiextensions.k8s.io" && r.kind == "CustomResourceDefinition")
-        .map(|r| (r.name.as_str(), r.file.as_str()))
-        .collect();
-    (target.manifests.iter())
-        .filter(|m| applied.contains(&(m.id.name.as_str(), &*m.file)))
-        .filter(|m| m.id.group == "apiextensions.k8s.io" && m.id.kind == "CustomResourceDefinition")
+fn crd_manifests<'p>(target: &'p Payload, plan: &Plan) -> Vec<&'p Manifest> {
+    (plan::changed_manifests(target, plan).into_iter())
+        .filter(|m| m.gvk.is("apiextensions.k8s.io", "CustomResourceDefinition"))
         .collect()
 }
 
@@ -321,7 +292,7 @@ fn left_behind_finding(to: &str, left: &[LeftBehind]) -> Finding {
         .map(|l| {
             format!(
                 "* {} ({}): {}",
-                describe_resource(&l.resource),
+                l.resource.object_name(),
                 l.resource.file,
                 l.reason
             )
@@ -340,7 +311,7 @@ fn left_behind_finding(to: &str, left: &[LeftBehind]) -> Finding {
 
 fn dry_run_finding(to: &str, rejections: &[(Resource, String)]) -> Finding {
     let lines: Vec<String> = (rejections.iter())
-        .map(|(r, why)| format!("* {} ({}): {why}", describe_resource(r), r.file))
+        .map(|(r, why)| format!("* {} ({}): {why}", r.object_name(), r.file))
         .collect();
     Finding {
         name: DRY_RUN_REJECTED.into(),
@@ -356,6 +327,12 @@ fn dry_run_finding(to: &str, rejections: &[(Resource, String)]) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Cluster;
+
+    /// The preflight of `from` -> `to` on `cluster`, with `live`.
+    fn report_of(from: &Payload, to: &Payload, cluster: &Cluster, live: &Live) -> Report {
+        report(to, plan::plan(from, to, cluster), live)
+    }
     use crate::include::{CapabilityFilter, InclusionConfig};
 
     fn payload(version: &str, files: &[(&str, String)]) -> Payload {
@@ -410,7 +387,7 @@ mod tests {
     fn a_clean_update_has_no_findings() {
         let from = payload("4.17.0", &[("0000_10_a_1.yaml", cm("x", ""))]);
         let to = payload("4.18.0", &[("0000_10_a_1.yaml", cm("x", ""))]);
-        let report = report(&from, &to, &cluster(), &Live::default());
+        let report = report_of(&from, &to, &cluster(), &Live::default());
         assert!(report.findings.is_empty());
         assert_eq!(
             report.summary(),
@@ -461,7 +438,7 @@ mod tests {
                 true,
             )],
         };
-        let report = report(&from, &to, &cluster(), &live);
+        let report = report_of(&from, &to, &cluster(), &live);
         assert_eq!(
             names(&report),
             [
@@ -523,12 +500,12 @@ mod tests {
             ..Default::default()
         };
         assert!(
-            report(&from, &to, &cluster(), &stored(&["v1"]))
+            report_of(&from, &to, &cluster(), &stored(&["v1"]))
                 .findings
                 .is_empty()
         );
         // Listed but no longer served: still unreadable.
-        let r = report(&from, &to, &cluster(), &stored(&["v1alpha1", "v1"]));
+        let r = report_of(&from, &to, &cluster(), &stored(&["v1alpha1", "v1"]));
         assert_eq!(names(&r), [STORED_VERSION_REMOVED]);
     }
 }

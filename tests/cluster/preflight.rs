@@ -193,6 +193,27 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
     let image = target.to_str().context("a UTF-8 path")?.to_string();
     live_findings(ctx).await?;
 
+    // A target that cannot be retrieved: the preflight fails with the step, nothing moves.
+    let missing = tmp.path().join("missing").to_string_lossy().into_owned();
+    let patch = json!({"spec": {"desiredUpdate": {"image": missing, "version": "4.18.0", "mode": "Preflight"}}});
+    api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    clean_pass(&ctx.admin, &options, &mut state).await?;
+    let s = status(ctx).await?;
+    let (condition, reason, message) = preflight_status(&s);
+    ensure!(
+        condition == "False"
+            && reason == "RetrievePayload"
+            && message.starts_with("The preflight of 4.18.0 failed: "),
+        "{condition} {reason} {message}"
+    );
+    check_history(&s, &[("Completed", "4.17.0")])?;
+    ensure!(
+        risk_names(&s, &missing).is_empty(),
+        "{:?}",
+        s.conditional_updates
+    );
+
     let patch = json!({"spec": {"desiredUpdate": {"image": image, "version": "4.18.0", "mode": "Preflight"}}});
     api.patch("version", &PatchParams::default(), &Patch::Merge(&patch))
         .await?;
