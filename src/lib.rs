@@ -29,6 +29,7 @@ pub mod cli;
 pub mod cluster;
 #[cfg(feature = "cluster")]
 pub mod components;
+pub mod crd_schema;
 pub mod explain;
 pub mod graph;
 pub mod hash;

@@ -48,6 +48,8 @@ use apply_tests::{
     apply_crd_then_custom_resource, apply_create_only_and_delete, apply_reverts_drift,
     apply_sets_owner_references,
 };
+#[path = "cluster/crd_schema.rs"]
+mod crd_schema_tests;
 #[path = "cluster/feature_gates.rs"]
 mod feature_gates_tests;
 #[path = "cluster/hub.rs"]
@@ -223,6 +225,9 @@ const TESTS: &[(&str, TestFn)] = &[
     }),
     ("upgrade_verifies_release_signatures", |c| {
         Box::pin(upgrade_verifies_release_signatures(c))
+    }),
+    ("crd_schema_agrees_with_the_api_server", |c| {
+        Box::pin(crd_schema_tests::crd_schema_agrees_with_the_api_server(c))
     }),
     ("preflight_reports_without_writing", |c| {
         Box::pin(preflight_tests::preflight_reports_without_writing(c))

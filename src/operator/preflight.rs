@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Discovery, Scope};
 
@@ -20,6 +20,7 @@ use super::task::FIELD_MANAGER;
 use crate::manifest::Manifest;
 use crate::payload::Payload;
 use crate::plan::{Cluster, Resource};
+use crate::preflight::schema::{self, LiveCrd};
 use crate::preflight::{self, CheckOutcome, CheckTest, Live, checks};
 use crate::updates::cache::MatchCache;
 use crate::updates::graph::{ClusterCondition, ConditionalUpdateRisk, PromQlClusterCondition};
@@ -50,10 +51,26 @@ pub async fn evaluate(
     }
     // What the update would create or change: dry-run, and their CRDs checked.
     let applied = crate::plan::changed_manifests(next, &plan_of_update);
+    let crds = preflight::crd_manifests(next, &plan_of_update);
+    let live_crds = live_crds(client, &crds, &mut incomplete).await;
     let mut live = Live {
-        stored_versions: stored_versions(client, &applied, &mut incomplete).await,
+        stored_versions: (live_crds.iter())
+            .map(|(name, crd)| (name.clone(), stored_versions_of(crd)))
+            .collect(),
         ..Live::default()
     };
+    let described: BTreeMap<String, LiveCrd> = (live_crds.iter())
+        .map(|(name, crd)| (name.clone(), describe(crd)))
+        .collect();
+    for listing in schema::listings(&crds, &described) {
+        match list_stored(client, &live_crds[&listing.crd], &listing.list_version).await {
+            Ok(objects) => live.stored_objects.push((listing, objects)),
+            Err(e) => incomplete.push(format!(
+                "CustomResourceDefinition {}: cannot list its {} objects: {e}",
+                listing.crd, listing.list_version
+            )),
+        }
+    }
     if let Ok(discovery) = &discovery {
         live.dry_run_rejections = dry_run(client, discovery, &applied).await;
     }
@@ -72,30 +89,70 @@ pub async fn evaluate(
     preflight::report(next, plan_of_update, &live)
 }
 
-/// `status.storedVersions` of the live CRDs among `manifests`.
-async fn stored_versions(
+/// The live CRDs among `crds` (the target's changed ones) that the cluster has.
+async fn live_crds(
     client: &kube::Client,
-    manifests: &[&Manifest],
+    crds: &[&Manifest],
     incomplete: &mut Vec<String>,
-) -> BTreeMap<String, Vec<String>> {
+) -> BTreeMap<String, CustomResourceDefinition> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let mut stored = BTreeMap::new();
-    let crds =
-        (manifests.iter()).filter(|m| m.gvk.is("apiextensions.k8s.io", "CustomResourceDefinition"));
+    let mut live = BTreeMap::new();
     for crd in crds {
         match api.get_opt(&crd.id.name).await {
-            Ok(Some(live)) => {
-                let versions = (live.status.and_then(|s| s.stored_versions)).unwrap_or_default();
-                stored.insert(crd.id.name.clone(), versions);
+            Ok(Some(found)) => {
+                live.insert(crd.id.name.clone(), found);
             }
             Ok(None) => {}
             Err(e) => incomplete.push(format!(
-                "CustomResourceDefinition {}: cannot read its storedVersions: {e}",
+                "CustomResourceDefinition {}: cannot read it: {e}",
                 crd.id.name
             )),
         }
     }
-    stored
+    live
+}
+
+fn stored_versions_of(crd: &CustomResourceDefinition) -> Vec<String> {
+    (crd.status.as_ref().and_then(|s| s.stored_versions.clone())).unwrap_or_default()
+}
+
+/// What [`schema::listings`] needs of a live CRD.
+fn describe(crd: &CustomResourceDefinition) -> LiveCrd {
+    let versions = &crd.spec.versions;
+    LiveCrd {
+        served: (versions.iter().filter(|v| v.served))
+            .map(|v| v.name.clone())
+            .collect(),
+        storage: versions.iter().find(|v| v.storage).map(|v| v.name.clone()),
+        no_conversion: (crd.spec.conversion.as_ref()).is_none_or(|c| c.strategy == "None"),
+    }
+}
+
+/// Every object of `crd`, read at `version` (in pages, as the API server serves them).
+async fn list_stored(
+    client: &kube::Client,
+    crd: &CustomResourceDefinition,
+    version: &str,
+) -> Result<Vec<serde_json::Value>, kube::Error> {
+    let names = &crd.spec.names;
+    let resource = ApiResource {
+        group: crd.spec.group.clone(),
+        version: version.to_string(),
+        api_version: format!("{}/{version}", crd.spec.group),
+        kind: names.kind.clone(),
+        plural: names.plural.clone(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let mut objects = Vec::new();
+    let mut params = ListParams::default().limit(500);
+    loop {
+        let page = api.list(&params).await?;
+        objects.extend((page.items.iter()).filter_map(|o| serde_json::to_value(o).ok()));
+        match page.metadata.continue_ {
+            Some(token) if !token.is_empty() => params = params.continue_token(&token),
+            _ => return Ok(objects),
+        }
+    }
 }
 
 /// Server-side applies each manifest with `dryRun=All`; the refusals, with the server's

@@ -9,6 +9,7 @@
 //! shell is [`crate::operator::preflight`].
 
 pub mod checks;
+pub mod schema;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,6 +42,9 @@ pub const INCOMPLETE: &str = "PreflightIncomplete";
 pub struct Live {
     /// `status.storedVersions` of the live CRDs the target ships, by CRD name.
     pub stored_versions: BTreeMap<String, Vec<String>>,
+    /// The objects stored under the target's changed CRDs, listed as [`schema::listings`]
+    /// asked, each listing with its objects.
+    pub stored_objects: Vec<(schema::Listing, Vec<serde_json::Value>)>,
     /// The target's created or changed resources the API server refused in a server-side
     /// apply dry-run, with its message.
     pub dry_run_rejections: Vec<(Resource, String)>,
@@ -82,6 +86,9 @@ pub struct Report {
     pub left_behind: Vec<LeftBehind>,
     pub unchanged: usize,
     pub findings: Vec<Finding>,
+    /// `x-kubernetes-validations` rules of the target's schemas the stored objects were
+    /// checked against, which the preflight does not evaluate.
+    pub unevaluated_cel_rules: usize,
 }
 
 impl Report {
@@ -105,6 +112,12 @@ impl Report {
             self.delete.len(),
             self.left_behind.len()
         );
+        if self.unevaluated_cel_rules > 0 {
+            text.push_str(&format!(
+                "; {} x-kubernetes-validations rules of its schemas not evaluated",
+                self.unevaluated_cel_rules
+            ));
+        }
         let left: Vec<&Resource> = self.left_behind.iter().map(|l| &l.resource).collect();
         let created: Vec<&Resource> = self.create.iter().collect();
         let deleted: Vec<&Resource> = self.delete.iter().collect();
@@ -145,6 +158,10 @@ pub fn report(target: &Payload, plan: Plan, live: &Live) -> Report {
     if let Some(f) = stored_versions_finding(to, &crds, &live.stored_versions) {
         findings.push(f);
     }
+    let stored = schema::check(to, &crds, &live.stored_objects);
+    findings.extend(stored.findings);
+    let mut incomplete = live.incomplete.clone();
+    incomplete.extend(stored.errors);
     if !plan.left_behind.is_empty() {
         findings.push(left_behind_finding(to, &plan.left_behind));
     }
@@ -179,8 +196,8 @@ pub fn report(target: &Payload, plan: Plan, live: &Live) -> Report {
             url: PRECONDITIONS_URL.into(),
         });
     }
-    if !live.incomplete.is_empty() {
-        let lines: Vec<String> = live.incomplete.iter().map(|e| format!("* {e}")).collect();
+    if !incomplete.is_empty() {
+        let lines: Vec<String> = incomplete.iter().map(|e| format!("* {e}")).collect();
         findings.push(Finding {
             name: INCOMPLETE.into(),
             message: format!(
@@ -203,6 +220,7 @@ pub fn report(target: &Payload, plan: Plan, live: &Live) -> Report {
         left_behind: plan.left_behind,
         unchanged: plan.unchanged,
         findings,
+        unevaluated_cel_rules: stored.cel_rules,
     }
 }
 
@@ -232,7 +250,7 @@ fn implicitly_enabled_finding(to: &str, reasons: &BTreeMap<Capability, Vec<Cause
 }
 
 /// The target's CustomResourceDefinitions the update creates or changes.
-fn crd_manifests<'p>(target: &'p Payload, plan: &Plan) -> Vec<&'p Manifest> {
+pub fn crd_manifests<'p>(target: &'p Payload, plan: &Plan) -> Vec<&'p Manifest> {
     (plan::changed_manifests(target, plan).into_iter())
         .filter(|m| m.gvk.is("apiextensions.k8s.io", "CustomResourceDefinition"))
         .collect()
@@ -428,6 +446,7 @@ mod tests {
                 "widgets.example.com".to_string(),
                 vec!["v1alpha1".to_string(), "v1".to_string()],
             )]),
+            stored_objects: vec![],
             dry_run_rejections: vec![(new, "admission webhook said no".into())],
             checks: vec![],
             invalid_checks: vec![],

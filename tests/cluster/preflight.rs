@@ -1,6 +1,7 @@
 //! Preflight (`spec.desiredUpdate.mode: Preflight`, issue 26) on the real kube-apiserver: a
 //! cluster on 4.17.0 (baseline None + Console) checks a 4.18.0 that also ships a CRD dropping a
-//! version the live CRD still stores and a check of its own that matches the cluster. The
+//! version the live CRD still stores, a schema a stored widget fails (and a field it would
+//! prune), and a check of its own that matches the cluster. The
 //! preflight names the risks, counts what `cvo plan` counts, and writes nothing but the
 //! ClusterVersion status (resourceVersions of everything else, and the API server's audit log
 //! of write requests). Then the admin fixes two findings, the preflight follows (continuous
@@ -32,7 +33,7 @@ fn target_release(dir: &Path) -> anyhow::Result<()> {
     copy_dir(Path::new(NEW), dir)?;
     let include = "    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
     let crd = format!(
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {WIDGETS_CRD}\n  annotations:\n{include}spec:\n  group: preflight.example.com\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {WIDGETS_CRD}\n  annotations:\n{include}spec:\n  group: preflight.example.com\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              size:\n                type: integer\n"
     );
     let check = format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: preflight-legacy-widgets\n  namespace: openshift-cluster-version\n  annotations:\n{include}    release.openshift.io/preflight-check: \"true\"\ndata:\n  risk: LegacyWidgets\n  message: Widgets in legacy mode stop working in 4.18.\n  url: https://example.com/legacy-widgets\n  objects: |\n    apiVersion: v1\n    kind: ConfigMap\n    namespace: {CHECK_NAMESPACE}\n    path: /data/mode\n    equals: legacy\n"
@@ -70,6 +71,32 @@ async fn live_findings(ctx: &Ctx<'_>) -> anyhow::Result<()> {
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": CHECK_NAMESPACE}}))?;
     if namespaces.get_opt(CHECK_NAMESPACE).await?.is_none() {
         namespaces.create(&PostParams::default(), &ns).await?;
+    }
+    // A widget the target's schema refuses (size is a word) and prunes (colour).
+    let resource = kube::api::ApiResource {
+        group: "preflight.example.com".into(),
+        version: "v1alpha1".into(),
+        api_version: "preflight.example.com/v1alpha1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let widgets: Api<DynamicObject> =
+        Api::namespaced_with(ctx.admin.clone(), CHECK_NAMESPACE, &resource);
+    let widget: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "preflight.example.com/v1alpha1", "kind": "Widget",
+        "metadata": {"name": "big"}, "spec": {"size": "big", "colour": "red"}
+    }))?;
+    for attempt in 0.. {
+        match widgets.create(&PostParams::default(), &widget).await {
+            // The CRD is served a moment after it is created.
+            Err(kube::Error::Api(s)) if s.code == 404 && attempt < 50 => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            other => {
+                other?;
+                break;
+            }
+        }
     }
     set_widget_mode(ctx, "legacy").await
 }
@@ -285,6 +312,8 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
     for want in [
         "PreflightImplicitlyEnabledCapabilities",
         "PreflightCRDStoredVersionRemoved",
+        "PreflightStoredObjectsInvalid",
+        "PreflightStoredFieldsPruned",
         "LegacyWidgets",
     ] {
         ensure!(names.iter().any(|n| n == want), "{want} not in {names:?}");
@@ -307,6 +336,20 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
         )),
         "{}",
         risk("PreflightCRDStoredVersionRemoved")
+    );
+    let widget =
+        format!("* Widget {CHECK_NAMESPACE}/big ({WIDGETS_CRD} v1, 0000_90_widgets_00_crd.yaml): ");
+    ensure!(
+        risk("PreflightStoredObjectsInvalid").contains(&format!(
+            "{widget}spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+        )),
+        "{}",
+        risk("PreflightStoredObjectsInvalid")
+    );
+    ensure!(
+        risk("PreflightStoredFieldsPruned").ends_with(&format!("{widget}spec.colour")),
+        "{}",
+        risk("PreflightStoredFieldsPruned")
     );
     ensure!(
         risk("LegacyWidgets").starts_with("Widgets in legacy mode stop working in 4.18.\n(found: 1 ConfigMap: preflight-test/widget-config)"),
@@ -358,7 +401,7 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
     let result: Value = serde_json::from_str(&json_out)
         .with_context(|| format!("cvo upgrade --preflight -o json: {json_out:?} {err:?}"))?;
     ensure!(
-        result["status"] == "True" && result["risks"].as_array().is_some_and(|r| r.len() >= 3),
+        result["status"] == "True" && result["risks"].as_array().is_some_and(|r| r.len() >= 5),
         "{result}"
     );
 
