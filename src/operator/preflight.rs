@@ -16,7 +16,7 @@ use kube::discovery::{Discovery, Scope};
 
 use super::pass::{PassInput, PassPlan};
 use super::precondition::{self, Check as Precondition, ClusterView};
-use super::task::FIELD_MANAGER;
+use super::task::{ClusterVersionOwner, FIELD_MANAGER, set_owner};
 use crate::manifest::Manifest;
 use crate::payload::Payload;
 use crate::plan::{Cluster, Resource};
@@ -72,7 +72,9 @@ pub async fn evaluate(
         }
     }
     if let Ok(discovery) = &discovery {
-        live.dry_run_rejections = dry_run(client, discovery, &applied).await;
+        let owner = ClusterVersionOwner::of(&input.observed.cluster_version);
+        let tried = dry_run(client, discovery, &applied, owner.as_ref()).await;
+        (live.dry_run_rejections, live.live_changes) = tried;
     }
     let included = next.included(&plan.config.load_time());
     for check in checks::checks(included) {
@@ -155,15 +157,18 @@ async fn list_stored(
     }
 }
 
-/// Server-side applies each manifest with `dryRun=All`; the refusals, with the server's
-/// message. A resource whose API the cluster does not serve yet (its CRD comes with the
-/// update) cannot be tried and is left out.
+/// Server-side applies each manifest with `dryRun=All`, as an update would apply it (forced,
+/// with the CVO's owner reference): the refusals, with the server's message, and the live
+/// objects the result differs from, with the fields that change. A resource whose API the
+/// cluster does not serve yet (its CRD comes with the update) cannot be tried and is left out.
 async fn dry_run(
     client: &kube::Client,
     discovery: &Discovery,
     manifests: &[&Manifest],
-) -> Vec<(Resource, String)> {
+    owner: Option<&ClusterVersionOwner>,
+) -> (Vec<(Resource, String)>, Vec<(Resource, Vec<String>)>) {
     let mut rejected = Vec::new();
+    let mut changes = Vec::new();
     let mut params = PatchParams::apply(FIELD_MANAGER).force();
     params.dry_run = true;
     for manifest in manifests {
@@ -182,19 +187,34 @@ async fn dry_run(
                 Api::namespaced_with(client.clone(), ns.unwrap_or("default"), &resource)
             }
         };
-        let object = manifest.object();
+        let mut object = manifest.object();
+        if let Some(owner) = owner {
+            set_owner(&mut object, manifest, owner);
+        }
+        // What the cluster has now; a read that fails only costs the comparison.
+        let before = api.get_opt(&manifest.id.name).await.ok().flatten();
         match api
             .patch(&manifest.id.name, &params, &Patch::Apply(&object))
             .await
         {
-            Ok(_) => {}
+            Ok(after) => {
+                let fields = match (before, serde_json::to_value(&after)) {
+                    (Some(before), Ok(after)) => serde_json::to_value(&before)
+                        .map(|b| preflight::changed_fields(&b, &after))
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                if !fields.is_empty() {
+                    changes.push((Resource::of(manifest), fields));
+                }
+            }
             // The namespace comes with the update: the object cannot be tried before it.
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(kube::Error::Api(s)) => rejected.push((Resource::of(manifest), s.message)),
             Err(e) => rejected.push((Resource::of(manifest), e.to_string())),
         }
     }
-    rejected
+    (rejected, changes)
 }
 
 /// Evaluates one of the target's checks against the live cluster.

@@ -166,6 +166,7 @@ mod tests {
             delete: vec![],
             left_behind: vec![],
             unchanged: 0,
+            live_changes: vec![],
             unevaluated_cel_rules: 0,
             findings: vec![crate::preflight::Finding {
                 name: "PreflightObjectsLeftBehind".into(),

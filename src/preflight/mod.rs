@@ -45,6 +45,10 @@ pub struct Live {
     /// The objects stored under the target's changed CRDs, listed as [`schema::listings`]
     /// asked, each listing with its objects.
     pub stored_objects: Vec<(schema::Listing, Vec<serde_json::Value>)>,
+    /// The target's created or changed resources that exist in the cluster and that the
+    /// server-side apply dry run would change, with the fields that change
+    /// ([`changed_fields`]).
+    pub live_changes: Vec<(Resource, Vec<String>)>,
     /// The target's created or changed resources the API server refused in a server-side
     /// apply dry-run, with its message.
     pub dry_run_rejections: Vec<(Resource, String)>,
@@ -71,6 +75,15 @@ pub struct Finding {
     pub url: String,
 }
 
+/// A live object the update would change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveChange {
+    #[serde(flatten)]
+    pub resource: Resource,
+    /// The fields that change (`spec.replicas`, `data.key`; a list as a whole).
+    pub fields: Vec<String>,
+}
+
 /// Everything a preflight found (`cvo upgrade --preflight -o json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -86,6 +99,9 @@ pub struct Report {
     pub left_behind: Vec<LeftBehind>,
     pub unchanged: usize,
     pub findings: Vec<Finding>,
+    /// The live objects the update would change (the server-side apply dry run's result
+    /// against what the cluster has), with the fields that change.
+    pub live_changes: Vec<LiveChange>,
     /// `x-kubernetes-validations` rules of the target's schemas the stored objects were
     /// checked against, which the preflight does not evaluate.
     pub unevaluated_cel_rules: usize,
@@ -112,6 +128,12 @@ impl Report {
             self.delete.len(),
             self.left_behind.len()
         );
+        if !self.live_changes.is_empty() {
+            text.push_str(&format!(
+                "; {} live objects would change",
+                self.live_changes.len()
+            ));
+        }
         if self.unevaluated_cel_rules > 0 {
             text.push_str(&format!(
                 "; {} x-kubernetes-validations rules of its schemas not evaluated",
@@ -130,6 +152,15 @@ impl Report {
                 text.push_str(&format!("\n{what}: {}", names_of(&list)));
             }
         }
+        if !self.live_changes.is_empty() {
+            let mut changes: Vec<String> = (self.live_changes.iter().take(NAMED))
+                .map(|c| format!("{} ({})", c.resource.object_name(), fields_of(&c.fields)))
+                .collect();
+            if self.live_changes.len() > NAMED {
+                changes.push(format!("and {} more", self.live_changes.len() - NAMED));
+            }
+            text.push_str(&format!("\nChanged live: {}", changes.join(", ")));
+        }
         text
     }
 }
@@ -137,6 +168,62 @@ impl Report {
 /// At most this many resources are named per list in the condition (the status stays small;
 /// `cvo plan` lists them all).
 const NAMED: usize = 20;
+
+/// At most this many fields are named per changed object.
+const FIELDS: usize = 5;
+
+fn fields_of(fields: &[String]) -> String {
+    let mut named: Vec<&str> = fields.iter().take(FIELDS).map(String::as_str).collect();
+    let more = format!("and {} more", fields.len().saturating_sub(FIELDS));
+    if fields.len() > FIELDS {
+        named.push(&more);
+    }
+    named.join(", ")
+}
+
+/// The fields in which `after` (a server-side apply dry run's result) differs from `live`
+/// (the object as the cluster has it), leaving out what every write changes (the
+/// resourceVersion, managedFields, generation) and `status`, which an apply does not set. A
+/// list that differs is one field.
+pub fn changed_fields(live: &serde_json::Value, after: &serde_json::Value) -> Vec<String> {
+    let mut fields = Vec::new();
+    diff(live, after, "", &mut fields);
+    fields
+}
+
+fn diff(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    use serde_json::Value;
+    const EVERY_WRITE: &[&str] = &[
+        "status",
+        "metadata.resourceVersion",
+        "metadata.managedFields",
+        "metadata.generation",
+        "metadata.creationTimestamp",
+        "metadata.uid",
+    ];
+    if EVERY_WRITE.contains(&path) {
+        return;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match (x.get(key), y.get(key)) {
+                    (Some(v), Some(w)) => diff(v, w, &child, out),
+                    _ if EVERY_WRITE.contains(&child.as_str()) => {}
+                    _ => out.push(child),
+                }
+            }
+        }
+        _ if a != b => out.push(path.to_string()),
+        _ => {}
+    }
+}
 
 fn names_of(list: &[&Resource]) -> String {
     let mut names: Vec<String> = list.iter().take(NAMED).map(|r| r.object_name()).collect();
@@ -220,6 +307,12 @@ pub fn report(target: &Payload, plan: Plan, live: &Live) -> Report {
         left_behind: plan.left_behind,
         unchanged: plan.unchanged,
         findings,
+        live_changes: (live.live_changes.iter())
+            .map(|(resource, fields)| LiveChange {
+                resource: resource.clone(),
+                fields: fields.clone(),
+            })
+            .collect(),
         unevaluated_cel_rules: stored.cel_rules,
     }
 }
@@ -447,6 +540,7 @@ mod tests {
                 vec!["v1alpha1".to_string(), "v1".to_string()],
             )]),
             stored_objects: vec![],
+            live_changes: vec![],
             dry_run_rejections: vec![(new, "admission webhook said no".into())],
             checks: vec![],
             invalid_checks: vec![],
@@ -498,6 +592,43 @@ mod tests {
             format!(
                 "Preflight of 4.18.0: 6 risks ({IMPLICITLY_ENABLED}, {STORED_VERSION_REMOVED}, {LEFT_BEHIND}, {DRY_RUN_REJECTED}, ClusterVersionGiantHop, {INCOMPLETE}); it would create 1, update 2, delete 0 and leave behind 1 resources\nCreated: ConfigMap ns/new\nLeft behind: ConfigMap ns/dropped"
             )
+        );
+    }
+
+    #[test]
+    fn what_changes_live() {
+        let live = serde_json::json!({
+            "metadata": {"name": "x", "resourceVersion": "1", "labels": {"a": "1"}},
+            "data": {"k": "v", "gone": "x"}, "spec": {"ports": [1, 2]}, "status": {"ok": true}
+        });
+        let after = serde_json::json!({
+            "metadata": {"name": "x", "resourceVersion": "2", "labels": {"a": "2"},
+                         "managedFields": [{"manager": "cvo"}]},
+            "data": {"k": "v", "new": "y"}, "spec": {"ports": [1, 3]}
+        });
+        assert_eq!(
+            changed_fields(&live, &after),
+            ["data.gone", "data.new", "metadata.labels.a", "spec.ports"]
+        );
+        assert!(changed_fields(&live, &live).is_empty());
+        let from = payload("4.17.0", &[("0000_10_a_1.yaml", cm("x", ""))]);
+        let to = payload("4.18.0", &[("0000_10_a_1.yaml", cm("x", "    a: b\n"))]);
+        let resource = Resource {
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            namespace: "ns".into(),
+            name: "x".into(),
+            file: "0000_10_a_1.yaml".into(),
+        };
+        let fields: Vec<String> = (1..=7).map(|i| format!("data.k{i}")).collect();
+        let live = Live {
+            live_changes: vec![(resource, fields)],
+            ..Default::default()
+        };
+        let report = report_of(&from, &to, &cluster(), &live);
+        assert_eq!(
+            report.summary(),
+            "Preflight of 4.18.0: no risks; it would create 0, update 1, delete 0 and leave behind 0 resources; 1 live objects would change\nChanged live: ConfigMap ns/x (data.k1, data.k2, data.k3, data.k4, data.k5, and 2 more)"
         );
     }
 

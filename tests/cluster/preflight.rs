@@ -2,7 +2,8 @@
 //! cluster on 4.17.0 (baseline None + Console) checks a 4.18.0 that also ships a CRD dropping a
 //! version the live CRD still stores, a schema a stored widget fails (and a field it would
 //! prune), and a check of its own that matches the cluster. The
-//! preflight names the risks, counts what `cvo plan` counts, and writes nothing but the
+//! preflight names the risks, counts what `cvo plan` counts, names the live objects the dry run
+//! would change (every one the plan updates), and writes nothing but the
 //! ClusterVersion status (resourceVersions of everything else, and the API server's audit log
 //! of write requests). Then the admin fixes two findings, the preflight follows (continuous
 //! mode), they accept the last one and update, and the update creates and deletes what the
@@ -192,6 +193,19 @@ fn risk_names(s: &ClusterVersionStatus, image: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A resource of `cvo plan -o json` as the condition names it: `Kind[.group] [namespace/]name`.
+fn plan_name(r: &Value) -> String {
+    let field = |k: &str| r[k].as_str().unwrap_or_default();
+    let kind = match field("group") {
+        "" => field("kind").to_string(),
+        group => format!("{}.{group}", field("kind")),
+    };
+    match field("namespace") {
+        "" => format!("{kind} {}", field("name")),
+        ns => format!("{kind} {ns}/{}", field("name")),
+    }
+}
+
 /// `cvo plan -o json` of the same pair and cluster.
 fn plan(target: &Path) -> anyhow::Result<Value> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cvo"))
@@ -308,6 +322,23 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
         count("leftBehind")
     );
     ensure!(message.contains(&counts), "{message}\nplan: {counts}");
+    // The dry run against the live objects: each one that would change is one the plan
+    // updates (or creates over an object that exists), named with the fields that change.
+    let changed_live = (message.lines())
+        .find_map(|l| l.strip_prefix("Changed live: "))
+        .with_context(|| format!("no live changes in {message}"))?;
+    // Every resource 4.18.0 changes differs from its live object here.
+    for r in plan["update"].as_array().into_iter().flatten() {
+        let name = plan_name(r);
+        ensure!(
+            changed_live.contains(&format!("{name} (")),
+            "{name} not among the live changes: {changed_live}"
+        );
+    }
+    ensure!(
+        changed_live.contains("Deployment.apps openshift-cluster-version/cluster-version-operator (spec.template.spec.containers"),
+        "{changed_live}"
+    );
     let names = risk_names(&s, &image);
     for want in [
         "PreflightImplicitlyEnabledCapabilities",
@@ -423,19 +454,8 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
         "{names:?}"
     );
     let (_, _, message) = preflight_status(&s);
-    // As the condition names them: `Kind[.group] [namespace/]name`.
     let created: Vec<String> = (plan["create"].as_array().into_iter().flatten())
-        .map(|r| {
-            let field = |k: &str| r[k].as_str().unwrap_or_default();
-            let kind = match field("group") {
-                "" => field("kind").to_string(),
-                group => format!("{}.{group}", field("kind")),
-            };
-            match field("namespace") {
-                "" => format!("{kind} {}", field("name")),
-                ns => format!("{kind} {ns}/{}", field("name")),
-            }
-        })
+        .map(plan_name)
         .collect();
 
     // They accept the last risk and update: the update creates and deletes what was said.
