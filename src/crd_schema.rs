@@ -12,12 +12,17 @@
 //! are not the API server's. Checked against the real kube-apiserver by the cluster test
 //! `crd_schema_agrees_with_the_api_server`.
 //!
-//! Not evaluated: `x-kubernetes-validations` (CEL) rules, which are counted
-//! ([`Schema::cel_rules`]) so a caller can say so, and the formats this module does not know
-//! (see [`FORMATS`]), which pass as the API server's unknown formats do.
+//! `x-kubernetes-validations` rules are evaluated with cel-rust (the CEL standard library and
+//! its strings and lists extensions), after the schema's own validations as the API server does
+//! them (and not at all when those found a type, enum, required, length or count error). A rule
+//! cel-rust cannot compile or run (Kubernetes' own CEL libraries: quantities, IPs, URLs, ...), and
+//! a transition rule (`oldSelf`), is not evaluated and counted ([`Schema::unevaluated_rules`],
+//! [`Outcome::unevaluated_rules`]) so a caller can say so. Formats this module does not know (see
+//! [`FORMATS`]) pass, as the API server's unknown formats do.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use regex::Regex;
@@ -63,6 +68,7 @@ pub enum ErrorType {
     TooLong,
     TooMany,
     Duplicate,
+    Forbidden,
 }
 
 impl ErrorType {
@@ -76,6 +82,7 @@ impl ErrorType {
             ErrorType::TooLong => "FieldValueTooLong",
             ErrorType::TooMany => "FieldValueTooMany",
             ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::Forbidden => "FieldValueForbidden",
         }
     }
 
@@ -87,6 +94,7 @@ impl ErrorType {
             ErrorType::TooLong => "Too long",
             ErrorType::TooMany => "Too many",
             ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Forbidden => "Forbidden",
         }
     }
 }
@@ -123,13 +131,47 @@ pub struct Outcome {
     pub pruned: Vec<String>,
     /// The object after pruning and defaulting fails these validations.
     pub violations: Vec<Violation>,
+    /// Evaluations of `x-kubernetes-validations` rules that failed here for want of a
+    /// function (the rule's verdict is unknown).
+    pub unevaluated_rules: usize,
 }
 
 /// A compiled structural schema.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Schema {
     nodes: Vec<Node>,
-    cel_rules: usize,
+    /// Whether any node has a rule (the API server then reports when it skips them).
+    has_rules: bool,
+    unevaluated_rules: usize,
+    cel: Arc<cel::Env>,
+}
+
+impl fmt::Debug for Schema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Schema")
+            .field("nodes", &self.nodes)
+            .finish()
+    }
+}
+
+/// One `x-kubernetes-validations` rule.
+#[derive(Clone)]
+struct Rule {
+    source: String,
+    message: Option<String>,
+    message_expression: Option<Arc<cel::Program>>,
+    field_path: Option<String>,
+    reason: Option<String>,
+    /// `None`: not evaluated (cel-rust cannot compile it, or it is a transition rule).
+    program: Option<Arc<cel::Program>>,
+}
+
+impl fmt::Debug for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rule")
+            .field("source", &self.source)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,22 +215,60 @@ struct Node {
     not: Option<usize>,
     list_type: Option<String>,
     list_map_keys: Vec<String>,
+    rules: Vec<Rule>,
 }
 
 impl Schema {
     /// `schema` (a CRD version's `openAPIV3Schema` as JSON) compiled.
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
+        let mut env = cel::Env::stdlib();
+        // The extensions Kubernetes' CEL environment also has; declaring them cannot fail on
+        // a fresh environment, and without them their rules are only not evaluated.
+        let _ = env.add_extension(cel::extensions::strings);
+        let _ = env.add_extension(cel::extensions::lists);
         let mut compiled = Schema {
             nodes: Vec::new(),
-            cel_rules: 0,
+            has_rules: false,
+            unevaluated_rules: 0,
+            cel: Arc::new(env),
         };
         compiled.compile(schema, "openAPIV3Schema")?;
         Ok(compiled)
     }
 
-    /// How many `x-kubernetes-validations` rules the schema has (not evaluated here).
-    pub fn cel_rules(&self) -> usize {
-        self.cel_rules
+    /// How many `x-kubernetes-validations` rules of the schema are not evaluated here
+    /// (cel-rust cannot compile them, or they are transition rules).
+    pub fn unevaluated_rules(&self) -> usize {
+        self.unevaluated_rules
+    }
+
+    fn compile_rules(&mut self, schema: &Value) -> Vec<Rule> {
+        let rules = schema
+            .get("x-kubernetes-validations")
+            .and_then(Value::as_array);
+        let mut out = Vec::new();
+        for rule in rules.into_iter().flatten() {
+            let text = |key: &str| rule.get(key).and_then(Value::as_str).map(str::to_string);
+            let Some(source) = text("rule") else { continue };
+            self.has_rules = true;
+            let compile = |source: &str| self.cel.compile(source).ok().map(Arc::new);
+            let transition =
+                compile(&source).is_some_and(|p| p.references().has_variable("oldSelf"));
+            let program = if transition { None } else { compile(&source) };
+            let message_expression = text("messageExpression").and_then(|m| compile(&m));
+            if program.is_none() {
+                self.unevaluated_rules += 1;
+            }
+            out.push(Rule {
+                message: text("message"),
+                message_expression,
+                field_path: text("fieldPath"),
+                reason: text("reason"),
+                program,
+                source,
+            });
+        }
+        out
     }
 
     fn compile(&mut self, schema: &Value, path: &str) -> Result<usize, SchemaError> {
@@ -271,8 +351,7 @@ impl Schema {
             .flatten()
             .filter_map(|k| k.as_str().map(str::to_string))
             .collect();
-        self.cel_rules +=
-            (get("x-kubernetes-validations").and_then(Value::as_array)).map_or(0, Vec::len);
+        node.rules = self.compile_rules(schema);
         self.nodes[id] = node;
         Ok(id)
     }
@@ -286,7 +365,176 @@ impl Schema {
         outcome.pruned.sort();
         self.apply_defaults(&mut value, 0);
         self.validate(&value, 0, "", &mut outcome.violations);
+        if self.has_rules {
+            let blocking = (outcome.violations.iter()).any(|v| {
+                use ErrorType::*;
+                matches!(
+                    v.error,
+                    NotSupported | Required | TooLong | TooMany | TypeInvalid
+                )
+            });
+            if blocking {
+                outcome.violations.push(violation(
+                    "<nil>",
+                    ErrorType::Invalid,
+                    Some("null".into()),
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+                ));
+            } else {
+                let mut unevaluated = 0;
+                self.run_rules(&value, 0, "", &mut outcome.violations, &mut unevaluated);
+                outcome.unevaluated_rules = unevaluated;
+            }
+        }
         outcome
+    }
+
+    /// The `x-kubernetes-validations` rules of node `id` and of those below it, on `value`.
+    fn run_rules(
+        &self,
+        value: &Value,
+        id: usize,
+        path: &str,
+        out: &mut Vec<Violation>,
+        unevaluated: &mut usize,
+    ) {
+        if value.is_null() {
+            return;
+        }
+        let node = &self.nodes[id];
+        for rule in &node.rules {
+            self.run_rule(rule, value, id, path, out, unevaluated);
+        }
+        for &sub in &node.all_of {
+            self.run_rules(value, sub, path, out, unevaluated);
+        }
+        match value {
+            Value::Array(items) => {
+                if let Some(sub) = node.items {
+                    for (i, item) in items.iter().enumerate() {
+                        self.run_rules(item, sub, &format!("{path}[{i}]"), out, unevaluated);
+                    }
+                }
+            }
+            Value::Object(map) => {
+                for (key, child) in map {
+                    if let Some(sub) = node.properties.get(key).copied().or(node.additional) {
+                        self.run_rules(child, sub, &join(path, key), out, unevaluated);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// One rule on `value` (at node `id`): a violation when it is false, as the API server
+    /// words it (the rule's message, its messageExpression's, or `failed rule: RULE`; its
+    /// reason and fieldPath).
+    fn run_rule(
+        &self,
+        rule: &Rule,
+        value: &Value,
+        id: usize,
+        path: &str,
+        out: &mut Vec<Violation>,
+        unevaluated: &mut usize,
+    ) {
+        let Some(program) = &rule.program else {
+            return;
+        };
+        let mut context = cel::Context::with_env(self.cel.clone());
+        context.add_variable_from_value("self", self.to_cel(value, Some(id), path.is_empty()));
+        let field = match rule.field_path.as_deref().and_then(|f| f.strip_prefix('.')) {
+            Some(rest) => join(path, rest),
+            None => path.to_string(),
+        };
+        let field = if field.is_empty() {
+            "<nil>".to_string()
+        } else {
+            field
+        };
+        // The value the API server shows is the schema's type.
+        let type_name = self.nodes[id].types.first().map_or("", |t| t.name());
+        let shown = Some(format!("{type_name:?}"));
+        match program.execute(&context) {
+            Ok(cel::Value::Bool(true)) => {}
+            Ok(cel::Value::Bool(false)) => {
+                let expression = (rule.message_expression.as_ref())
+                    .and_then(|m| m.execute(&context).ok())
+                    .and_then(|v| match v {
+                        cel::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                        _ => None,
+                    });
+                let detail = expression.unwrap_or_else(|| match &rule.message {
+                    Some(m) if !m.trim().is_empty() => m.trim().to_string(),
+                    _ => format!("failed rule: {}", rule.source.trim()),
+                });
+                let v = match rule.reason.as_deref() {
+                    Some("FieldValueForbidden") => {
+                        violation(&field, ErrorType::Forbidden, None, detail)
+                    }
+                    Some("FieldValueRequired") => {
+                        violation(&field, ErrorType::Required, None, detail)
+                    }
+                    Some("FieldValueDuplicate") => {
+                        violation(&field, ErrorType::Duplicate, shown, String::new())
+                    }
+                    _ => violation(&field, ErrorType::Invalid, shown, detail),
+                };
+                out.push(v);
+            }
+            // A missing field is the rule's error at the API server too.
+            Err(cel::ExecutionError::NoSuchKey(key)) => out.push(violation(
+                &field,
+                ErrorType::Invalid,
+                shown,
+                format!("no such key: {key} evaluating rule: {}", rule.source.trim()),
+            )),
+            Ok(_) | Err(_) => *unevaluated += 1,
+        }
+    }
+
+    /// `value` as CEL sees it under node `id` (`None`: no schema, as under
+    /// `x-kubernetes-preserve-unknown-fields`): a `number` is a double even when it has no
+    /// fraction; the root's metadata has only its name and generateName.
+    fn to_cel(&self, value: &Value, id: Option<usize>, root: bool) -> cel::Value {
+        let node = id.map(|i| &self.nodes[i]);
+        match value {
+            Value::Null => cel::Value::Null,
+            Value::Bool(b) => cel::Value::Bool(*b),
+            Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+            Value::Number(n) => {
+                let double = node.is_some_and(|n| n.types == [Type::Number]);
+                match (n.as_i64(), double) {
+                    (Some(i), false) => cel::Value::Int(i),
+                    _ => cel::Value::Float(n.as_f64().unwrap_or(0.0)),
+                }
+            }
+            Value::Array(items) => {
+                let sub = node.and_then(|n| n.items);
+                let list = items.iter().map(|v| self.to_cel(v, sub, false)).collect();
+                cel::Value::List(Arc::new(list))
+            }
+            Value::Object(map) => {
+                let mut out = HashMap::new();
+                for (key, child) in map {
+                    let child = if root && key == "metadata" {
+                        let kept: Map<String, Value> = (child.as_object().into_iter())
+                            .flatten()
+                            .filter(|(k, _)| matches!(k.as_str(), "name" | "generateName"))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect();
+                        self.to_cel(&Value::Object(kept), None, false)
+                    } else {
+                        let sub =
+                            node.and_then(|n| n.properties.get(key).copied().or(n.additional));
+                        self.to_cel(child, sub, false)
+                    };
+                    out.insert(key.clone(), child);
+                }
+                cel::Value::Map(out.into())
+            }
+        }
     }
 
     /// Drops the fields the schema does not declare (recording their paths) and the nulls of
@@ -935,8 +1183,7 @@ mod tests {
                         "note": {"type": "string", "nullable": true},
                         "when": {"type": "string", "format": "date-time"},
                         "uid": {"type": "string", "format": "int32"}
-                    },
-                    "x-kubernetes-validations": [{"rule": "self.size > 0"}]
+                    }
                 }
             }
         })
@@ -1087,8 +1334,64 @@ mod tests {
     }
 
     #[test]
+    fn validation_rules() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {
+            "size": {"type": "integer"}, "mode": {"type": "string"},
+            "ratio": {"type": "number"},
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"},
+                     "x-kubernetes-validations": [{"rule": "self.all(t, t.size() < 3)"}]}},
+        "x-kubernetes-validations": [
+            {"rule": "self.size <= 5 || self.mode == 'b'", "message": "big widgets need mode b"},
+            {"rule": "!has(self.name) || self.name.startsWith('a')", "fieldPath": ".name",
+             "reason": "FieldValueForbidden"},
+            {"rule": "!has(self.ratio) || self.ratio < 1.0",
+             "messageExpression": "'ratio ' + string(self.ratio) + ' is too big'"},
+            {"rule": "self.mode == 'b' || self.size > 0"},
+            {"rule": "!has(self.name) || self.name.size() < 10"}
+        ]}}});
+        let schema = Schema::new(&schema).unwrap();
+        let check = |spec: Value| {
+            let outcome = schema.check(&widget(spec));
+            (texts(&outcome), outcome.unevaluated_rules)
+        };
+        assert_eq!(
+            check(json!({"size": 3, "mode": "a", "name": "ab", "ratio": 0.5})),
+            (vec![], 0)
+        );
+        assert_eq!(
+            check(json!({"size": 6, "mode": "a", "name": "b", "ratio": 2, "tags": ["abc"]})),
+            (
+                vec![
+                    "spec: Invalid value: \"object\": big widgets need mode b".to_string(),
+                    "spec.name: Forbidden: failed rule: !has(self.name) || self.name.startsWith('a')".into(),
+                    "spec: Invalid value: \"object\": ratio 2 is too big".into(),
+                    "spec.tags: Invalid value: \"array\": failed rule: self.all(t, t.size() < 3)".into(),
+                ],
+                0
+            )
+        );
+        // A missing field is the rule's error; the type errors stop the rules.
+        assert_eq!(
+            check(json!({"mode": "a"})).0,
+            [
+                "spec: Invalid value: \"object\": no such key: size evaluating rule: self.size <= 5 || self.mode == 'b'",
+                "spec: Invalid value: \"object\": no such key: size evaluating rule: self.mode == 'b' || self.size > 0"
+            ]
+        );
+        assert_eq!(
+            check(json!({"size": "x"})).0[1],
+            "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+        );
+    }
+
+    #[test]
     fn cel_rules_are_counted_and_a_bad_pattern_is_an_error() {
-        assert_eq!(Schema::new(&widget_schema()).unwrap().cel_rules(), 1);
+        let rules = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "self == oldSelf"}, {"rule": "self.x.quantity()"}, {"rule": "has(self.x)"}]});
+        // A transition rule is not evaluated; an unknown function compiles (it fails when run).
+        assert_eq!(Schema::new(&rules).unwrap().unevaluated_rules(), 1);
         let bad =
             json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "("}}});
         let err = Schema::new(&bad).unwrap_err();

@@ -102,8 +102,8 @@ pub struct Report {
     /// The live objects the update would change (the server-side apply dry run's result
     /// against what the cluster has), with the fields that change.
     pub live_changes: Vec<LiveChange>,
-    /// `x-kubernetes-validations` rules of the target's schemas the stored objects were
-    /// checked against, which the preflight does not evaluate.
+    /// Evaluations of `x-kubernetes-validations` rules of the target's schemas that were not
+    /// possible (functions cel-rust lacks, transition rules).
     pub unevaluated_cel_rules: usize,
 }
 
@@ -136,7 +136,7 @@ impl Report {
         }
         if self.unevaluated_cel_rules > 0 {
             text.push_str(&format!(
-                "; {} x-kubernetes-validations rules of its schemas not evaluated",
+                "; {} evaluations of x-kubernetes-validations rules not possible",
                 self.unevaluated_cel_rules
             ));
         }
@@ -313,7 +313,7 @@ pub fn report(target: &Payload, plan: Plan, live: &Live) -> Report {
                 fields: fields.clone(),
             })
             .collect(),
-        unevaluated_cel_rules: stored.cel_rules,
+        unevaluated_cel_rules: stored.unevaluated_rules,
     }
 }
 
