@@ -24,7 +24,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
-use base64::Engine as _;
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -154,6 +153,15 @@ impl fmt::Debug for Schema {
     }
 }
 
+/// Where a value is, as pruning cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Root,
+    Inner,
+    /// An item of an array with `x-kubernetes-preserve-unknown-fields`.
+    InPreservingArray,
+}
+
 /// One `x-kubernetes-validations` rule.
 #[derive(Clone)]
 struct Rule {
@@ -201,7 +209,8 @@ struct Node {
     max_length: Option<u64>,
     min_length: Option<u64>,
     pattern: Option<(String, Regex)>,
-    format: Option<String>,
+    /// The format as checked (`-` removed) and as written (the message's).
+    format: Option<(String, String)>,
     maximum: Option<(f64, bool)>,
     minimum: Option<(f64, bool)>,
     multiple_of: Option<f64>,
@@ -314,7 +323,7 @@ impl Schema {
         node.max_length = count("maxLength");
         node.min_length = count("minLength");
         if let Some(pattern) = get("pattern").and_then(Value::as_str) {
-            let regex = Regex::new(pattern).map_err(|e| SchemaError::Pattern {
+            let regex = Regex::new(&ascii_classes(pattern)).map_err(|e| SchemaError::Pattern {
                 path: format!("{path}.pattern"),
                 pattern: pattern.to_string(),
                 reason: e.to_string(),
@@ -322,8 +331,8 @@ impl Schema {
             node.pattern = Some((pattern.to_string(), regex));
         }
         node.format = (get("format").and_then(Value::as_str))
-            .map(|f| f.replace('-', ""))
-            .filter(|f| FORMATS.contains(&f.as_str()));
+            .map(|f| (f.replace('-', ""), f.to_string()))
+            .filter(|(f, _)| FORMATS.contains(&f.as_str()));
         node.maximum = number("maximum").map(|m| (m, flag("exclusiveMaximum")));
         node.minimum = number("minimum").map(|m| (m, flag("exclusiveMinimum")));
         node.multiple_of = number("multipleOf");
@@ -361,7 +370,7 @@ impl Schema {
     pub fn check(&self, object: &Value) -> Outcome {
         let mut value = object.clone();
         let mut outcome = Outcome::default();
-        self.prune(&mut value, 0, "", true, &mut outcome.pruned);
+        self.prune(&mut value, 0, "", Level::Root, &mut outcome.pruned);
         outcome.pruned.sort();
         self.apply_defaults(&mut value, 0);
         self.validate(&value, 0, "", &mut outcome.violations);
@@ -544,33 +553,35 @@ impl Schema {
         value: &mut Value,
         id: usize,
         path: &str,
-        root: bool,
+        level: Level,
         pruned: &mut Vec<String>,
     ) {
         let node = &self.nodes[id];
+        // Under an array that preserves unknown fields, its items keep theirs too.
+        let keep_unknown = node.preserve_unknown || level == Level::InPreservingArray;
         match value {
             Value::Object(map) => {
-                let keep_metadata = root || node.embedded_resource;
+                let resource = level == Level::Root || node.embedded_resource;
                 let mut drop = Vec::new();
                 for (key, child) in map.iter_mut() {
                     let child_path = join(path, key);
-                    if keep_metadata
-                        && matches!(key.as_str(), "apiVersion" | "kind" | "metadata")
-                        && !node.properties.contains_key(key)
-                    {
+                    // ObjectMeta and the type fields are the API server's, whatever the
+                    // schema declares about them.
+                    if resource && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
                         continue;
                     }
                     let schema = node.properties.get(key).copied().or(node.additional);
                     match schema {
                         Some(sub) => {
                             let s = &self.nodes[sub];
-                            if child.is_null() && !s.nullable {
+                            // A null is dropped unless allowed or a default replaces it.
+                            if child.is_null() && !s.nullable && s.default.is_none() {
                                 drop.push((key.clone(), false));
                                 continue;
                             }
-                            self.prune(child, sub, &child_path, false, pruned);
+                            self.prune(child, sub, &child_path, Level::Inner, pruned);
                         }
-                        None if node.preserve_unknown || node.additional_allowed => {}
+                        None if keep_unknown || node.additional_allowed => {}
                         None => drop.push((key.clone(), true)),
                     }
                 }
@@ -583,8 +594,13 @@ impl Schema {
             }
             Value::Array(items) => {
                 if let Some(sub) = node.items {
+                    let level = if node.preserve_unknown {
+                        Level::InPreservingArray
+                    } else {
+                        Level::Inner
+                    };
                     for (i, item) in items.iter_mut().enumerate() {
-                        self.prune(item, sub, &format!("{path}[{i}]"), false, pruned);
+                        self.prune(item, sub, &format!("{path}[{i}]"), level, pruned);
                     }
                 }
             }
@@ -606,6 +622,7 @@ impl Schema {
                 }
                 for (key, child) in map.iter_mut() {
                     if let Some(sub) = node.properties.get(key).copied().or(node.additional) {
+                        self.default_null(child, sub);
                         self.apply_defaults(child, sub);
                     }
                 }
@@ -613,6 +630,7 @@ impl Schema {
             Value::Array(items) => {
                 if let Some(sub) = node.items {
                     for item in items {
+                        self.default_null(item, sub);
                         self.apply_defaults(item, sub);
                     }
                 }
@@ -621,11 +639,27 @@ impl Schema {
         }
     }
 
+    /// A null where node `sub` is neither nullable nor without a default becomes the default.
+    fn default_null(&self, value: &mut Value, sub: usize) {
+        let s = &self.nodes[sub];
+        if value.is_null()
+            && !s.nullable
+            && let Some(default) = &s.default
+        {
+            *value = default.clone();
+        }
+    }
+
     fn validate(&self, value: &Value, id: usize, path: &str, out: &mut Vec<Violation>) {
         let node = &self.nodes[id];
         let shown = if path.is_empty() { "<nil>" } else { path };
         let name = if path.is_empty() { "." } else { path };
         if value.is_null() {
+            if let Some(allowed) = &node.enumeration
+                && !allowed.iter().any(Value::is_null)
+            {
+                out.push(not_supported(shown, value, allowed));
+            }
             if !node.types.is_empty() && !node.nullable {
                 let types: Vec<&str> = node.types.iter().map(|t| t.name()).collect();
                 out.push(violation(
@@ -658,18 +692,7 @@ impl Schema {
         if let Some(allowed) = &node.enumeration
             && !allowed.iter().any(|a| json_equal(a, value))
         {
-            let values: Vec<String> = (allowed.iter())
-                .map(|a| match a {
-                    Value::String(s) => format!("{s:?}"),
-                    other => format!("{:?}", other.to_string()),
-                })
-                .collect();
-            out.push(violation(
-                shown,
-                ErrorType::NotSupported,
-                Some(shown_value(value)),
-                format!("supported values: {}", values.join(", ")),
-            ));
+            out.push(not_supported(shown, value, allowed));
         }
         match value {
             Value::String(s) => self.validate_string(node, s, shown, name, out),
@@ -723,14 +746,14 @@ impl Schema {
                 format!("{name} in body should match '{pattern}'"),
             ));
         }
-        if let Some(format) = &node.format
+        if let Some((format, written)) = &node.format
             && !format_admits(format, s)
         {
             out.push(violation(
                 shown,
                 ErrorType::TypeInvalid,
                 Some(format!("{s:?}")),
-                format!("{name} in body must be of type {format}: {s:?}"),
+                format!("{name} in body must be of type {written}: {s:?}"),
             ));
         }
     }
@@ -763,9 +786,14 @@ impl Schema {
         }
         match node.list_type.as_deref() {
             Some("set") => {
-                let mut seen = Vec::new();
+                // Each repeated value once, at its first repeat (as the API server).
+                let mut seen: Vec<(Value, usize)> = Vec::new();
                 for (i, item) in items.iter().enumerate() {
-                    if seen.iter().any(|s| json_equal(s, item)) {
+                    if let Some((_, times)) = seen.iter_mut().find(|(s, _)| json_equal(s, item)) {
+                        *times += 1;
+                        if *times > 2 {
+                            continue;
+                        }
                         out.push(violation(
                             &format!("{path}[{i}]"),
                             ErrorType::Duplicate,
@@ -773,7 +801,7 @@ impl Schema {
                             String::new(),
                         ));
                     } else {
-                        seen.push(item.clone());
+                        seen.push((item.clone(), 1));
                     }
                 }
             }
@@ -835,9 +863,33 @@ impl Schema {
                 ));
             }
         }
+        let resource = path.is_empty() || node.embedded_resource;
+        if node.embedded_resource {
+            for required in ["apiVersion", "kind"] {
+                if !map.contains_key(required) {
+                    out.push(violation(
+                        &join(path, required),
+                        ErrorType::Required,
+                        None,
+                        String::new(),
+                    ));
+                }
+            }
+        }
         for (key, child) in map {
-            // The root's and an embedded resource's metadata are ObjectMeta, validated as such.
-            if path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            // The type fields and metadata are the API server's (ObjectMeta); of metadata the
+            // schema may only constrain the name and generateName.
+            if resource && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                if key == "metadata"
+                    && let Some(&meta) = node.properties.get("metadata")
+                {
+                    for field in ["name", "generateName"] {
+                        let sub = self.nodes[meta].properties.get(field);
+                        if let (Some(&sub), Some(v)) = (sub, child.get(field)) {
+                            self.validate(v, sub, &join(&join(path, "metadata"), field), out);
+                        }
+                    }
+                }
                 continue;
             }
             if let Some(sub) = node.properties.get(key).copied().or(node.additional) {
@@ -929,6 +981,22 @@ fn too_many(n: u64, max: Option<u64>, shown: &str, out: &mut Vec<Violation>) {
     }
 }
 
+/// An `enum` violation, as `field.NotSupported` words it.
+fn not_supported(shown: &str, value: &Value, allowed: &[Value]) -> Violation {
+    let values: Vec<String> = (allowed.iter())
+        .map(|a| match a {
+            Value::String(s) => format!("{s:?}"),
+            other => format!("{:?}", other.to_string()),
+        })
+        .collect();
+    violation(
+        shown,
+        ErrorType::NotSupported,
+        Some(shown_value(value)),
+        format!("supported values: {}", values.join(", ")),
+    )
+}
+
 fn validate_number(
     node: &Node,
     x: f64,
@@ -973,13 +1041,26 @@ fn validate_number(
     }
     if let Some(factor) = node.multiple_of
         && factor > 0.0
-        && (x / factor).fract() != 0.0
+        && !is_multiple(x, factor)
     {
         invalid(format!(
             "{name} in body should be a multiple of {}",
             number_text(factor)
         ));
     }
+}
+
+/// kube-openapi's `MultipleOf`: a factor under 1 multiplies by its inverse, and the quotient
+/// is an integer within a relative epsilon (so `0.3` is a multiple of `0.1`).
+fn is_multiple(x: f64, factor: f64) -> bool {
+    let quotient = if factor < 1.0 {
+        1.0 / factor * x
+    } else {
+        x / factor
+    };
+    let nearest = quotient.round();
+    let epsilon = 1e-9;
+    (quotient - nearest).abs() <= epsilon * nearest.abs().max(1.0)
 }
 
 impl Type {
@@ -1003,9 +1084,11 @@ impl Type {
             | (Type::String, Value::String(_))
             | (Type::Boolean, Value::Bool(_))
             | (Type::Number, Value::Number(_)) => true,
-            (Type::Integer, Value::Number(n)) => {
-                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-            }
+            // Beyond ±2^53 a number is not an integer for kube-openapi (nor exact in JSON).
+            (Type::Integer, Value::Number(n)) => n.as_f64().is_some_and(|f| {
+                const LIMIT: f64 = 9_007_199_254_740_992.0;
+                f.fract() == 0.0 && f.abs() < LIMIT
+            }),
             _ => false,
         }
     }
@@ -1103,9 +1186,16 @@ fn format_admits(format: &str, s: &str) -> bool {
                 "k8slongname",
                 "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$".to_string(),
             ),
+            // strfmt's IsDateTime: the part after the date's `t` (case-insensitive).
             (
                 "datetime",
-                "^\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?([Zz]|[+-]\\d{2}:?\\d{2})?$"
+                "^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"
+                    .to_string(),
+            ),
+            // govalidator's IsBase64 (padding required, nothing empty).
+            (
+                "byte",
+                "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
                     .to_string(),
             ),
         ];
@@ -1114,7 +1204,7 @@ fn format_admits(format: &str, s: &str) -> bool {
             .collect()
     });
     match format {
-        "byte" => base64::engine::general_purpose::STANDARD.decode(s).is_ok(),
+        "byte" => patterns["byte"].is_match(s),
         "date" => s.parse::<jiff::civil::Date>().is_ok() && s.len() == 10,
         "ipv4" => s.contains('.') && ip_sloppy(s).is_some(),
         "ipv6" => s.contains(':') && ip_sloppy(s).is_some(),
@@ -1129,11 +1219,48 @@ fn format_admits(format: &str, s: &str) -> bool {
         "k8sshortname" => s.len() <= 63 && patterns["k8sshortname"].is_match(s),
         "k8slongname" => s.len() <= 253 && patterns["k8slongname"].is_match(s),
         "datetime" => {
-            patterns["datetime"].is_match(s)
-                && jiff::civil::Date::strptime("%Y-%m-%d", &s[..10]).is_ok()
+            let lower = s.to_lowercase();
+            let mut parts = lower.split('t');
+            let (Some(date), Some(time)) = (parts.next(), parts.next()) else {
+                return false;
+            };
+            let Some(m) = patterns["datetime"].captures(time) else {
+                return false;
+            };
+            s.len() >= 4
+                && format_admits("date", date)
+                && &m[1] <= "23"
+                && &m[2] <= "59"
+                && &m[3] <= "59"
         }
         other => patterns.get(other).is_none_or(|p| p.is_match(s)),
     }
+}
+
+/// `pattern` with the Perl classes `\d`, `\w` and `\s` (and their negations) made ASCII, as
+/// in Go's RE2, where Rust's regex makes them Unicode. Escaped backslashes are kept.
+fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(class @ ('d' | 'D' | 'w' | 'W' | 's' | 'S')) => {
+                out.push_str("(?-u:\\");
+                out.push(class);
+                out.push(')');
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// An IP address as Kubernetes' "sloppy" parsers read it (IPv4 octets may have leading zeros).
@@ -1275,7 +1402,7 @@ mod tests {
             (
                 json!({"size": 1, "when": "yesterday"}),
                 &[
-                    "spec.when: Invalid value: \"yesterday\": spec.when in body must be of type datetime: \"yesterday\"",
+                    "spec.when: Invalid value: \"yesterday\": spec.when in body must be of type date-time: \"yesterday\"",
                 ],
             ),
         ];

@@ -16,8 +16,9 @@ use kube::discovery::{Discovery, Scope};
 
 use super::pass::{PassInput, PassPlan};
 use super::precondition::{self, Check as Precondition, ClusterView};
-use super::task::{ClusterVersionOwner, FIELD_MANAGER, set_owner};
+use super::task::{Action, ClusterVersionOwner, FIELD_MANAGER, action, set_owner};
 use crate::manifest::Manifest;
+use crate::ownership::{Ownership, judge, stand_in, webhook_covers};
 use crate::payload::Payload;
 use crate::plan::{Cluster, Resource};
 use crate::preflight::schema::{self, LiveCrd};
@@ -52,7 +53,20 @@ pub async fn evaluate(
     // What the update would create or change: dry-run, and their CRDs checked.
     let applied = crate::plan::changed_manifests(next, &plan_of_update);
     let crds = preflight::crd_manifests(next, &plan_of_update);
-    let live_crds = live_crds(client, &crds, &mut incomplete).await;
+    let mut live_crds = live_crds(client, &crds, &mut incomplete).await;
+    // Where the update stands down (another operator's CRD, webhooks on its objects), and what
+    // it never applies (ClusterOperators), it changes nothing: nothing to check there.
+    let foreign: Vec<&Manifest> = (crds.iter().copied())
+        .filter(|m| {
+            live_crds
+                .get(&m.id.name)
+                .is_some_and(|live| is_foreign(m, live))
+        })
+        .collect();
+    live_crds.retain(|name, _| !foreign.iter().any(|m| &m.id.name == name));
+    let applied: Vec<&Manifest> = (applied.into_iter())
+        .filter(|m| !stands_down(m, &foreign))
+        .collect();
     let mut live = Live {
         stored_versions: (live_crds.iter())
             .map(|(name, crd)| (name.clone(), stored_versions_of(crd)))
@@ -118,6 +132,48 @@ fn stored_versions_of(crd: &CustomResourceDefinition) -> Vec<String> {
     (crd.status.as_ref().and_then(|s| s.stored_versions.clone())).unwrap_or_default()
 }
 
+/// A stand-in CRD of the target whose live CRD is another operator's: the update does not
+/// replace it (as [`super::stand_down`] decides for the apply pass).
+fn is_foreign(manifest: &Manifest, live: &CustomResourceDefinition) -> bool {
+    let ours = manifest.object();
+    let live = serde_json::to_value(live).unwrap_or_default();
+    stand_in(&ours).is_some()
+        && matches!(
+            judge(&ours, Some(&live), FIELD_MANAGER),
+            Ownership::Foreign(_)
+        )
+}
+
+/// Whether the update leaves `manifest` unapplied: a ClusterOperator (it waits for the
+/// operator), a foreign CRD, or a webhook configuration on a foreign CRD's objects.
+fn stands_down(manifest: &Manifest, foreign: &[&Manifest]) -> bool {
+    if matches!(action(manifest), Ok(Action::WaitClusterOperator)) {
+        return true;
+    }
+    if foreign.iter().any(|f| f.id == manifest.id) {
+        return true;
+    }
+    let webhook = [
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+    ]
+    .iter()
+    .any(|kind| manifest.gvk.is("admissionregistration.k8s.io", kind));
+    webhook && {
+        let object = manifest.object();
+        foreign.iter().any(|crd| {
+            let crd = crd.object();
+            let text = |p: &str| {
+                crd.pointer(p)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            webhook_covers(&object, &text("/spec/group"), &text("/spec/names/plural"))
+        })
+    }
+}
+
 /// What [`schema::listings`] needs of a live CRD.
 fn describe(crd: &CustomResourceDefinition) -> LiveCrd {
     let versions = &crd.spec.versions;
@@ -127,6 +183,12 @@ fn describe(crd: &CustomResourceDefinition) -> LiveCrd {
             .collect(),
         storage: versions.iter().find(|v| v.storage).map(|v| v.name.clone()),
         no_conversion: (crd.spec.conversion.as_ref()).is_none_or(|c| c.strategy == "None"),
+        schemas: (versions.iter())
+            .filter_map(|v| {
+                let schema = v.schema.as_ref()?.open_api_v3_schema.as_ref()?;
+                Some((v.name.clone(), serde_json::to_value(schema).ok()?))
+            })
+            .collect(),
     }
 }
 
@@ -192,12 +254,24 @@ async fn dry_run(
             set_owner(&mut object, manifest, owner);
         }
         // What the cluster has now; a read that fails only costs the comparison.
-        let before = api.get_opt(&manifest.id.name).await.ok().flatten();
+        let mut before = api.get_opt(&manifest.id.name).await.ok().flatten();
+        // Create-only: an object that exists is left as it is.
+        if before.is_some() && matches!(action(manifest), Ok(Action::CreateOnly)) {
+            continue;
+        }
         match api
             .patch(&manifest.id.name, &params, &Patch::Apply(&object))
             .await
         {
             Ok(after) => {
+                // Written in between (a controller): compare with what the dry run saw.
+                if before
+                    .as_ref()
+                    .and_then(|b| b.metadata.resource_version.as_ref())
+                    != after.metadata.resource_version.as_ref()
+                {
+                    before = api.get_opt(&manifest.id.name).await.ok().flatten();
+                }
                 let fields = match (before, serde_json::to_value(&after)) {
                     (Some(before), Ok(after)) => serde_json::to_value(&before)
                         .map(|b| preflight::changed_fields(&b, &after))

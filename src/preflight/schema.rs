@@ -20,8 +20,12 @@ pub const FIELDS_PRUNED: &str = "PreflightStoredFieldsPruned";
 pub const SCHEMA_URL: &str = "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation";
 pub const PRUNING_URL: &str = "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning";
 
-/// At most this many objects are named per finding (the count says how many there are).
+/// At most this many objects are named per finding (the count says how many there are), with
+/// at most this many of each object's problems, each cut at this many characters: the
+/// findings go into the ClusterVersion status.
 const NAMED: usize = 20;
+const PER_OBJECT: usize = 5;
+const LINE: usize = 300;
 
 /// What the shell read of a live CRD the target changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +35,9 @@ pub struct LiveCrd {
     /// `spec.conversion.strategy` is `None` (or unset): a version the cluster does not serve
     /// yet holds the same fields as the stored one.
     pub no_conversion: bool,
+    /// Each version's `openAPIV3Schema`: a version whose schema the update leaves as it is
+    /// needs no check.
+    pub schemas: BTreeMap<String, Value>,
 }
 
 /// Objects to list: those of CRD `crd` read at `list_version`, to be checked against the
@@ -51,10 +58,18 @@ pub fn listings(crds: &[&Manifest], live: &BTreeMap<String, LiveCrd>) -> Vec<Lis
         let Some(live) = live.get(&crd.id.name) else {
             continue;
         };
-        for (version, _) in served_schemas(&crd.object()) {
+        let object = crd.object();
+        // A webhook of the target would convert: what it makes cannot be read before it runs.
+        let target_converts = (object.pointer("/spec/conversion/strategy"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| s != "None");
+        for (version, schema) in served_schemas(&object) {
+            if live.schemas.get(&version) == Some(&schema) {
+                continue;
+            }
             let list_version = if live.served.contains(&version) {
                 Some(version.clone())
-            } else if live.no_conversion {
+            } else if live.no_conversion && !target_converts {
                 live.storage.clone().filter(|s| live.served.contains(s))
             } else {
                 None
@@ -101,6 +116,7 @@ pub fn check(to: &str, crds: &[&Manifest], stored: &[(Listing, Vec<Value>)]) -> 
     let mut checked = Checked::default();
     let mut invalid = Vec::new();
     let mut pruned = Vec::new();
+    let (mut seen_invalid, mut seen_pruned) = (BTreeSet::new(), BTreeSet::new());
     let schemas = compiled_schemas(crds, &mut checked.errors);
     for (listing, objects) in stored {
         let key = (listing.crd.clone(), listing.target_version.clone());
@@ -113,14 +129,16 @@ pub fn check(to: &str, crds: &[&Manifest], stored: &[(Listing, Vec<Value>)]) -> 
             let outcome = schema.check(object);
             checked.unevaluated_rules += outcome.unevaluated_rules;
             let name = object_name(kind, object);
-            if !outcome.violations.is_empty() {
+            // An object served in several versions is reported once, for the first.
+            let key = (listing.crd.clone(), name.clone());
+            if !outcome.violations.is_empty() && seen_invalid.insert(key.clone()) {
                 let texts: Vec<String> = outcome.violations.iter().map(|v| v.to_string()).collect();
-                invalid.push(format!("* {name} ({at}, {file}): {}", texts.join("; ")));
+                invalid.push(format!("* {name} ({at}, {file}): {}", few(&texts, "; ")));
             }
-            if !outcome.pruned.is_empty() {
+            if !outcome.pruned.is_empty() && seen_pruned.insert(key) {
                 pruned.push(format!(
                     "* {name} ({at}, {file}): {}",
-                    outcome.pruned.join(", ")
+                    few(&outcome.pruned, ", ")
                 ));
             }
         }
@@ -192,6 +210,20 @@ fn object_name(kind: &str, object: &Value) -> String {
     }
 }
 
+/// The first [`PER_OBJECT`] of `items`, each cut at [`LINE`] characters, joined.
+fn few(items: &[String], separator: &str) -> String {
+    let mut shown: Vec<String> = (items.iter().take(PER_OBJECT))
+        .map(|t| match t.char_indices().nth(LINE) {
+            Some((cut, _)) => format!("{}...", &t[..cut]),
+            None => t.clone(),
+        })
+        .collect();
+    if items.len() > PER_OBJECT {
+        shown.push(format!("and {} more", items.len() - PER_OBJECT));
+    }
+    shown.join(separator)
+}
+
 fn named(mut lines: Vec<String>) -> String {
     let more = lines.len().saturating_sub(NAMED);
     lines.truncate(NAMED);
@@ -234,6 +266,7 @@ mod tests {
                 served: served.iter().map(|s| s.to_string()).collect(),
                 storage: Some(storage.into()),
                 no_conversion,
+                schemas: BTreeMap::new(),
             },
         )])
     }
@@ -262,6 +295,14 @@ mod tests {
         );
         // A CRD the cluster does not have yet has no stored objects.
         assert!(listings(&crds, &BTreeMap::new()).is_empty());
+        // A version whose schema does not change needs no check.
+        let mut same = live(&["v1"], "v1", true);
+        let v1 = served_schemas(&crds[0].object()).remove(0).1;
+        same.get_mut("widgets.example.com")
+            .unwrap()
+            .schemas
+            .insert("v1".into(), v1);
+        assert_eq!(listings(&crds, &same), [listing("v1", "v2")]);
     }
 
     #[test]
@@ -296,6 +337,26 @@ mod tests {
             )],
         );
         assert!(clean.findings.is_empty());
+    }
+
+    #[test]
+    fn an_object_is_reported_once_with_a_few_of_its_problems() {
+        let payload = target(&[("v1", true), ("v2", true)]);
+        let crds: Vec<&Manifest> = payload.manifests.iter().collect();
+        let unknown: serde_json::Map<String, Value> =
+            (0..8).map(|i| (format!("f{i}"), json!(i))).collect();
+        let object = json!({"metadata": {"name": "w"}, "spec": unknown});
+        let stored = [
+            (listing("v1", "v1"), vec![object.clone()]),
+            (listing("v1", "v2"), vec![object]),
+        ];
+        let checked = check("4.18.0", &crds, &stored);
+        let pruned = &checked.findings[1].message;
+        assert!(pruned.starts_with("1 objects"), "{pruned}");
+        assert!(
+            pruned.ends_with(": spec.f0, spec.f1, spec.f2, spec.f3, spec.f4, and 3 more"),
+            "{pruned}"
+        );
     }
 
     #[test]
