@@ -853,7 +853,14 @@ impl Schema {
                 format!("{name} in body should have at least {min} properties"),
             ));
         }
-        for required in &node.required {
+        // An embedded resource needs its type fields, as ObjectMeta's validation says.
+        let type_fields = ["apiVersion", "kind"].map(String::from);
+        let embedded = if node.embedded_resource {
+            &type_fields[..]
+        } else {
+            &[]
+        };
+        for required in node.required.iter().chain(embedded) {
             if !map.contains_key(required) {
                 out.push(violation(
                     &join(path, required),
@@ -864,18 +871,6 @@ impl Schema {
             }
         }
         let resource = path.is_empty() || node.embedded_resource;
-        if node.embedded_resource {
-            for required in ["apiVersion", "kind"] {
-                if !map.contains_key(required) {
-                    out.push(violation(
-                        &join(path, required),
-                        ErrorType::Required,
-                        None,
-                        String::new(),
-                    ));
-                }
-            }
-        }
         for (key, child) in map {
             // The type fields and metadata are the API server's (ObjectMeta); of metadata the
             // schema may only constrain the name and generateName.

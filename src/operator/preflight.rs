@@ -378,3 +378,50 @@ fn preconditions(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INCLUDE: &str =
+        "    include.release.openshift.io/self-managed-high-availability: \"true\"\n";
+
+    #[test]
+    fn what_the_update_would_not_apply_is_not_tried() {
+        let crd = format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: agents.example.com\n  annotations:\n{INCLUDE}spec:\n  group: example.com\n  names:\n    kind: Agent\n    plural: agents\n  scope: Namespaced\n  versions: []\n"
+        );
+        let webhook = |plural: &str| {
+            format!(
+                "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: {plural}\n  annotations:\n{INCLUDE}webhooks:\n- name: x.example.com\n  rules:\n  - apiGroups: [example.com]\n    resources: [{plural}]\n"
+            )
+        };
+        let co = format!(
+            "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: x\n  annotations:\n{INCLUDE}"
+        );
+        let cm = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: ns\n  annotations:\n{INCLUDE}"
+        );
+        let payload = crate::payload::of_release_manifests(
+            "4.18.0",
+            &[
+                ("0000_10_a_1.yaml", crd),
+                ("0000_10_a_2.yaml", webhook("agents")),
+                ("0000_10_a_3.yaml", webhook("widgets")),
+                ("0000_10_a_4.yaml", co),
+                ("0000_10_a_5.yaml", cm),
+            ],
+        );
+        let m = &payload.manifests;
+        let foreign = [&m[0]];
+        let tried: Vec<&str> = (m.iter())
+            .filter(|manifest| !stands_down(manifest, &foreign))
+            .map(|manifest| manifest.file.as_ref())
+            .collect();
+        // The webhook on another object and the ConfigMap; with no foreign CRD, all but the
+        // ClusterOperator.
+        assert_eq!(tried, ["0000_10_a_3.yaml", "0000_10_a_5.yaml"]);
+        let tried = (m.iter()).filter(|manifest| !stands_down(manifest, &[])).count();
+        assert_eq!(tried, 4);
+    }
+}
