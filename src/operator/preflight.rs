@@ -421,7 +421,9 @@ mod tests {
         // The webhook on another object and the ConfigMap; with no foreign CRD, all but the
         // ClusterOperator.
         assert_eq!(tried, ["0000_10_a_3.yaml", "0000_10_a_5.yaml"]);
-        let tried = (m.iter()).filter(|manifest| !stands_down(manifest, &[])).count();
+        let tried = (m.iter())
+            .filter(|manifest| !stands_down(manifest, &[]))
+            .count();
         assert_eq!(tried, 4);
     }
 }
