@@ -14,10 +14,11 @@
 //!
 //! `x-kubernetes-validations` rules are evaluated with cel-rust (the CEL standard library and
 //! its strings and lists extensions), after the schema's own validations as the API server does
-//! them (and not at all when those found a type, enum, required, length or count error). A rule
-//! cel-rust cannot compile or run (Kubernetes' own CEL libraries: quantities, IPs, URLs, ...), and
-//! a transition rule (`oldSelf`), is not evaluated and counted ([`Schema::unevaluated_rules`],
-//! [`Outcome::unevaluated_rules`]) so a caller can say so. Formats this module does not know (see
+//! them (and not at all when those found a type, enum, required, length or count error). A
+//! transition rule (`oldSelf`) does not apply (the API server runs none on a create). A rule
+//! cel-rust cannot compile or run (Kubernetes' own CEL libraries: quantities, IPs, URLs, ...) is
+//! not evaluated and counted ([`Schema::unevaluated_rules`], [`Outcome::unevaluated_rules`]) so
+//! a caller can say so. Formats this module does not know (see
 //! [`FORMATS`]) pass, as the API server's unknown formats do.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -246,7 +247,7 @@ impl Schema {
     }
 
     /// How many `x-kubernetes-validations` rules of the schema are not evaluated here
-    /// (cel-rust cannot compile them, or they are transition rules).
+    /// (cel-rust cannot compile them).
     pub fn unevaluated_rules(&self) -> usize {
         self.unevaluated_rules
     }
@@ -263,9 +264,11 @@ impl Schema {
             let compile = |source: &str| self.cel.compile(source).ok().map(Arc::new);
             let transition =
                 compile(&source).is_some_and(|p| p.references().has_variable("oldSelf"));
+            // A transition rule is not run on a create (the API server has no old object),
+            // which is the question asked of a stored object here: it does not apply.
             let program = if transition { None } else { compile(&source) };
             let message_expression = text("messageExpression").and_then(|m| compile(&m));
-            if program.is_none() {
+            if program.is_none() && !transition {
                 self.unevaluated_rules += 1;
             }
             out.push(Rule {
@@ -323,7 +326,7 @@ impl Schema {
         node.max_length = count("maxLength");
         node.min_length = count("minLength");
         if let Some(pattern) = get("pattern").and_then(Value::as_str) {
-            let regex = Regex::new(&ascii_classes(pattern)).map_err(|e| SchemaError::Pattern {
+            let regex = Regex::new(&go_pattern(pattern)).map_err(|e| SchemaError::Pattern {
                 path: format!("{path}.pattern"),
                 pattern: pattern.to_string(),
                 reason: e.to_string(),
@@ -1232,28 +1235,77 @@ fn format_admits(format: &str, s: &str) -> bool {
     }
 }
 
-/// `pattern` with the Perl classes `\d`, `\w` and `\s` (and their negations) made ASCII, as
-/// in Go's RE2, where Rust's regex makes them Unicode. Escaped backslashes are kept.
-fn ascii_classes(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
+/// `pattern` (Go's RE2 syntax, as the API server compiles it) in the syntax of Rust's regex:
+/// the Perl classes `\d`, `\w`, `\s` are ASCII as in RE2 (Rust's are Unicode); in a character
+/// class, `[` and a leading `]` are literal as in RE2 (Rust nests classes), and `&`, `~` are
+/// escaped (Rust's class operators `&&`, `~~`).
+fn go_pattern(pattern: &str) -> String {
+    let perl = |class: char| -> Option<(&'static str, bool)> {
+        Some(match class {
+            'd' => ("0-9", false),
+            'D' => ("0-9", true),
+            'w' => ("0-9A-Za-z_", false),
+            'W' => ("0-9A-Za-z_", true),
+            's' => (r"\t\n\x0C\r ", false),
+            'S' => (r"\t\n\x0C\r ", true),
+            _ => return None,
+        })
+    };
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let (mut in_class, mut class_start) = (false, false);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '\\' {
+            match next.and_then(perl) {
+                Some((set, negated)) => match (in_class, negated) {
+                    (true, false) => out.push_str(set),
+                    (_, true) => out.push_str(&format!("[^{set}]")),
+                    (false, false) => out.push_str(&format!("[{set}]")),
+                },
+                None => {
+                    out.push('\\');
+                    if let Some(n) = next {
+                        out.push(n);
+                    }
+                }
+            }
+            i += 2;
+            class_start = false;
             continue;
         }
-        match chars.next() {
-            Some(class @ ('d' | 'D' | 'w' | 'W' | 's' | 'S')) => {
-                out.push_str("(?-u:\\");
-                out.push(class);
-                out.push(')');
+        if in_class {
+            match c {
+                ']' if !class_start => in_class = false,
+                ']' => out.push('\\'),
+                '[' if next == Some(':') => {
+                    // A POSIX class (`[:alpha:]`), the same in both.
+                    let close = (i + 2..chars.len()).find(|&j| chars[j] == ']');
+                    let end = close.unwrap_or(chars.len() - 1);
+                    out.extend(&chars[i..=end]);
+                    i = end + 1;
+                    class_start = false;
+                    continue;
+                }
+                '[' | '&' | '~' => out.push('\\'),
+                _ => {}
             }
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
+            out.push(c);
+            class_start = false;
+        } else {
+            out.push(c);
+            if c == '[' {
+                in_class = true;
+                class_start = true;
+                if next == Some('^') {
+                    out.push('^');
+                    i += 1;
+                }
             }
-            None => out.push('\\'),
         }
+        i += 1;
     }
     out
 }
@@ -1511,8 +1563,9 @@ mod tests {
     #[test]
     fn cel_rules_are_counted_and_a_bad_pattern_is_an_error() {
         let rules = json!({"type": "object", "x-kubernetes-validations": [
-            {"rule": "self == oldSelf"}, {"rule": "self.x.quantity()"}, {"rule": "has(self.x)"}]});
-        // A transition rule is not evaluated; an unknown function compiles (it fails when run).
+            {"rule": "self == oldSelf"}, {"rule": "self.x.quantity()"}, {"rule": "has(self.x)"},
+            {"rule": "self.x =="}]});
+        // A transition rule does not apply; an unknown function compiles (it fails when run).
         assert_eq!(Schema::new(&rules).unwrap().unevaluated_rules(), 1);
         let bad =
             json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "("}}});
@@ -1520,6 +1573,25 @@ mod tests {
         assert!(err.to_string().starts_with(
             "openAPIV3Schema.properties[x].pattern: pattern \"(\" is not a valid regular expression"
         ));
+    }
+
+    #[test]
+    fn go_patterns_in_rust() {
+        for (go, rust) in [
+            (r"^\d+$", "^[0-9]+$"),
+            (
+                r"^\S+\s[\w.]$",
+                r"^[^\t\n\x0C\r ]+[\t\n\x0C\r ][0-9A-Za-z_.]$",
+            ),
+            (r"[^][ ()]", r"[^\]\[ ()]"),
+            (r"[[:alpha:]&]", r"[[:alpha:]\&]"),
+            (r"\\d", r"\\d"),
+        ] {
+            assert_eq!(go_pattern(go), rust, "{go}");
+            assert!(Regex::new(&go_pattern(go)).is_ok(), "{go}");
+        }
+        let digits = Regex::new(&go_pattern(r"^\d+$")).unwrap();
+        assert!(digits.is_match("12") && !digits.is_match("\u{0661}\u{0662}"));
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub struct Report {
     /// against what the cluster has), with the fields that change.
     pub live_changes: Vec<LiveChange>,
     /// Evaluations of `x-kubernetes-validations` rules of the target's schemas that were not
-    /// possible (functions cel-rust lacks, transition rules).
+    /// possible (functions cel-rust lacks).
     pub unevaluated_cel_rules: usize,
 }
 

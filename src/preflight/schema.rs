@@ -145,7 +145,7 @@ pub fn check(to: &str, crds: &[&Manifest], stored: &[(Listing, Vec<Value>)]) -> 
     }
     let cel = if checked.unevaluated_rules > 0 {
         format!(
-            "\n({} evaluations of x-kubernetes-validations rules were not possible: functions or transition rules cvo does not evaluate.)",
+            "\n({} evaluations of x-kubernetes-validations rules were not possible: functions of Kubernetes' CEL libraries cvo does not have.)",
             checked.unevaluated_rules
         )
     } else {
