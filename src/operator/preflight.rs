@@ -76,15 +76,17 @@ pub async fn evaluate(
     let described: BTreeMap<String, LiveCrd> = (live_crds.iter())
         .map(|(name, crd)| (name.clone(), describe(crd)))
         .collect();
+    let mut checker = schema::Checker::new(next.version().unwrap_or("the target release"), &crds);
     for listing in schema::listings(&crds, &described) {
-        match list_stored(client, &live_crds[&listing.crd], &listing.list_version).await {
-            Ok(objects) => live.stored_objects.push((listing, objects)),
-            Err(e) => incomplete.push(format!(
+        let crd = &live_crds[&listing.crd];
+        if let Err(e) = check_stored(client, crd, &listing, &mut checker).await {
+            incomplete.push(format!(
                 "CustomResourceDefinition {}: cannot list its {} objects: {e}",
                 listing.crd, listing.list_version
-            )),
+            ));
         }
     }
+    live.stored = checker.finish();
     if let Ok(discovery) = &discovery {
         let owner = ClusterVersionOwner::of(&input.observed.cluster_version);
         let tried = dry_run(client, discovery, &applied, owner.as_ref()).await;
@@ -192,12 +194,15 @@ fn describe(crd: &CustomResourceDefinition) -> LiveCrd {
     }
 }
 
-/// Every object of `crd`, read at `version` (in pages, as the API server serves them).
-async fn list_stored(
+/// Every object of `crd` the listing asks for, read in pages of 500 and checked page by page
+/// (a CRD with many objects costs one page of memory).
+async fn check_stored(
     client: &kube::Client,
     crd: &CustomResourceDefinition,
-    version: &str,
-) -> Result<Vec<serde_json::Value>, kube::Error> {
+    listing: &schema::Listing,
+    checker: &mut schema::Checker,
+) -> Result<(), kube::Error> {
+    let version = &listing.list_version;
     let names = &crd.spec.names;
     let resource = ApiResource {
         group: crd.spec.group.clone(),
@@ -207,14 +212,16 @@ async fn list_stored(
         plural: names.plural.clone(),
     };
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-    let mut objects = Vec::new();
     let mut params = ListParams::default().limit(500);
     loop {
         let page = api.list(&params).await?;
-        objects.extend((page.items.iter()).filter_map(|o| serde_json::to_value(o).ok()));
+        let objects: Vec<serde_json::Value> = (page.items.iter())
+            .filter_map(|o| serde_json::to_value(o).ok())
+            .collect();
+        checker.add(listing, &objects);
         match page.metadata.continue_ {
             Some(token) if !token.is_empty() => params = params.continue_token(&token),
-            _ => return Ok(objects),
+            _ => return Ok(()),
         }
     }
 }

@@ -43,8 +43,8 @@ pub struct Live {
     /// `status.storedVersions` of the live CRDs the target ships, by CRD name.
     pub stored_versions: BTreeMap<String, Vec<String>>,
     /// The objects stored under the target's changed CRDs, listed as [`schema::listings`]
-    /// asked, each listing with its objects.
-    pub stored_objects: Vec<(schema::Listing, Vec<serde_json::Value>)>,
+    /// asked, checked against the target's schemas ([`schema::Checker`]).
+    pub stored: schema::Checked,
     /// The target's created or changed resources that exist in the cluster and that the
     /// server-side apply dry run would change, with the fields that change
     /// ([`changed_fields`]).
@@ -245,7 +245,7 @@ pub fn report(target: &Payload, plan: Plan, live: &Live) -> Report {
     if let Some(f) = stored_versions_finding(to, &crds, &live.stored_versions) {
         findings.push(f);
     }
-    let stored = schema::check(to, &crds, &live.stored_objects);
+    let stored = live.stored.clone();
     findings.extend(stored.findings);
     let mut incomplete = live.incomplete.clone();
     incomplete.extend(stored.errors);
@@ -539,7 +539,7 @@ mod tests {
                 "widgets.example.com".to_string(),
                 vec!["v1alpha1".to_string(), "v1".to_string()],
             )]),
-            stored_objects: vec![],
+            stored: Default::default(),
             live_changes: vec![],
             dry_run_rejections: vec![(new, "admission webhook said no".into())],
             checks: vec![],

@@ -111,69 +111,138 @@ pub struct Checked {
 }
 
 /// Checks each listing's objects (`objects`, in the order of `listings`) against the target's
-/// schema for it.
+/// schema for it ([`Checker`] at once).
 pub fn check(to: &str, crds: &[&Manifest], stored: &[(Listing, Vec<Value>)]) -> Checked {
-    let mut checked = Checked::default();
-    let mut invalid = Vec::new();
-    let mut pruned = Vec::new();
-    let (mut seen_invalid, mut seen_pruned) = (BTreeSet::new(), BTreeSet::new());
-    let schemas = compiled_schemas(crds, &mut checked.errors);
+    let mut checker = Checker::new(to, crds);
     for (listing, objects) in stored {
+        checker.add(listing, objects);
+    }
+    checker.finish()
+}
+
+/// Checks stored objects page by page, keeping only what the findings say (the counts and the
+/// first objects named), so that listing a CRD with many objects holds one page at a time.
+pub struct Checker {
+    to: String,
+    schemas: Compiled,
+    errors: Vec<String>,
+    unevaluated_rules: usize,
+    /// The schemas met so far (their rules not compiled count once).
+    met: BTreeSet<(String, String)>,
+    invalid: Tally,
+    pruned: Tally,
+}
+
+/// Objects found, each once: how many, and the lines of the first [`NAMED`].
+#[derive(Default)]
+struct Tally {
+    seen: BTreeSet<(String, String)>,
+    lines: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, key: (String, String), line: impl FnOnce() -> String) {
+        if self.seen.insert(key) && self.lines.len() < NAMED {
+            self.lines.push(line());
+        }
+    }
+
+    /// The count, then the lines (and how many more there are).
+    fn text(&self) -> (usize, String) {
+        let mut lines = self.lines.clone();
+        let more = self.seen.len() - lines.len();
+        if more > 0 {
+            lines.push(format!("and {more} more"));
+        }
+        (self.seen.len(), lines.join("\n"))
+    }
+}
+
+impl Checker {
+    /// A checker of the stored objects against the schemas of `crds`, the target's.
+    pub fn new(to: &str, crds: &[&Manifest]) -> Self {
+        let mut errors = Vec::new();
+        let schemas = compiled_schemas(crds, &mut errors);
+        Checker {
+            to: to.to_string(),
+            schemas,
+            errors,
+            unevaluated_rules: 0,
+            met: BTreeSet::new(),
+            invalid: Tally::default(),
+            pruned: Tally::default(),
+        }
+    }
+
+    /// One page of `listing`'s objects.
+    pub fn add(&mut self, listing: &Listing, objects: &[Value]) {
         let key = (listing.crd.clone(), listing.target_version.clone());
-        let Some((kind, file, schema)) = schemas.get(&key) else {
-            continue;
+        let Some((kind, file, schema)) = self.schemas.get(&key) else {
+            return;
         };
-        checked.unevaluated_rules += schema.unevaluated_rules();
+        if self.met.insert(key) {
+            self.unevaluated_rules += schema.unevaluated_rules();
+        }
         let at = format!("{} {}", listing.crd, listing.target_version);
         for object in objects {
             let outcome = schema.check(object);
-            checked.unevaluated_rules += outcome.unevaluated_rules;
+            self.unevaluated_rules += outcome.unevaluated_rules;
             let name = object_name(kind, object);
             // An object served in several versions is reported once, for the first.
             let key = (listing.crd.clone(), name.clone());
-            if !outcome.violations.is_empty() && seen_invalid.insert(key.clone()) {
-                let texts: Vec<String> = outcome.violations.iter().map(|v| v.to_string()).collect();
-                invalid.push(format!("* {name} ({at}, {file}): {}", few(&texts, "; ")));
+            if !outcome.violations.is_empty() {
+                self.invalid.add(key.clone(), || {
+                    let texts: Vec<String> =
+                        outcome.violations.iter().map(|v| v.to_string()).collect();
+                    format!("* {name} ({at}, {file}): {}", few(&texts, "; "))
+                });
             }
-            if !outcome.pruned.is_empty() && seen_pruned.insert(key) {
-                pruned.push(format!(
-                    "* {name} ({at}, {file}): {}",
-                    few(&outcome.pruned, ", ")
-                ));
+            if !outcome.pruned.is_empty() {
+                self.pruned.add(key, || {
+                    format!("* {name} ({at}, {file}): {}", few(&outcome.pruned, ", "))
+                });
             }
         }
     }
-    let cel = if checked.unevaluated_rules > 0 {
-        format!(
-            "\n({} evaluations of x-kubernetes-validations rules were not possible: functions of Kubernetes' CEL libraries cvo does not have.)",
-            checked.unevaluated_rules
-        )
-    } else {
-        String::new()
-    };
-    if !invalid.is_empty() {
-        checked.findings.push(Finding {
-            name: STORED_OBJECTS_INVALID.into(),
-            message: format!(
-                "{} objects stored in the cluster fail the schema {to} installs for their CustomResourceDefinition: the API server would refuse them as they are, and any write that changes these fields without fixing them:\n{}{cel}",
-                invalid.len(),
-                named(invalid)
-            ),
-            url: SCHEMA_URL.into(),
-        });
+
+    /// The findings.
+    pub fn finish(self) -> Checked {
+        let to = &self.to;
+        let mut findings = Vec::new();
+        let cel = if self.unevaluated_rules > 0 {
+            format!(
+                "\n({} evaluations of x-kubernetes-validations rules were not possible: functions of Kubernetes' CEL libraries cvo does not have.)",
+                self.unevaluated_rules
+            )
+        } else {
+            String::new()
+        };
+        let (invalid, lines) = self.invalid.text();
+        if invalid > 0 {
+            findings.push(Finding {
+                name: STORED_OBJECTS_INVALID.into(),
+                message: format!(
+                    "{invalid} objects stored in the cluster fail the schema {to} installs for their CustomResourceDefinition: the API server would refuse them as they are, and any write that changes these fields without fixing them:\n{lines}{cel}"
+                ),
+                url: SCHEMA_URL.into(),
+            });
+        }
+        let (pruned, lines) = self.pruned.text();
+        if pruned > 0 {
+            findings.push(Finding {
+                name: FIELDS_PRUNED.into(),
+                message: format!(
+                    "{pruned} objects stored in the cluster have fields the schema {to} installs for their CustomResourceDefinition does not declare; the API server drops them (pruning) once the update installs it:\n{lines}"
+                ),
+                url: PRUNING_URL.into(),
+            });
+        }
+        Checked {
+            findings,
+            errors: self.errors,
+            unevaluated_rules: self.unevaluated_rules,
+        }
     }
-    if !pruned.is_empty() {
-        checked.findings.push(Finding {
-            name: FIELDS_PRUNED.into(),
-            message: format!(
-                "{} objects stored in the cluster have fields the schema {to} installs for their CustomResourceDefinition does not declare; the API server drops them (pruning) once the update installs it:\n{}",
-                pruned.len(),
-                named(pruned)
-            ),
-            url: PRUNING_URL.into(),
-        });
-    }
-    checked
 }
 
 type Compiled = BTreeMap<(String, String), (String, String, Schema)>;
@@ -222,15 +291,6 @@ fn few(items: &[String], separator: &str) -> String {
         shown.push(format!("and {} more", items.len() - PER_OBJECT));
     }
     shown.join(separator)
-}
-
-fn named(mut lines: Vec<String>) -> String {
-    let more = lines.len().saturating_sub(NAMED);
-    lines.truncate(NAMED);
-    if more > 0 {
-        lines.push(format!("and {more} more"));
-    }
-    lines.join("\n")
 }
 
 #[cfg(test)]
