@@ -456,6 +456,39 @@ fn yaml_output_is_a_stream_of_the_objects() {
     assert_eq!(text.matches("\n---\n").count(), 3);
 }
 
+/// A generated world (the shape of benches/dt_offline.rs, small) prints byte for byte what
+/// testdata/dt/generated-world.out.yaml holds: what the command writes does not move when its
+/// insides change (the typed API-server writes, the YAML written on every core).
+#[test]
+fn a_generated_world_prints_what_it_always_printed() {
+    let text = yaml_output("generated-world.yaml");
+    let expected = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/dt/generated-world.out.yaml"
+    ))
+    .unwrap();
+    if text != expected {
+        let (got, want): (Vec<&str>, Vec<&str>) =
+            (text.lines().collect(), expected.lines().collect());
+        let at = (0..got.len().max(want.len()))
+            .find(|&i| got.get(i) != want.get(i))
+            .unwrap_or_default();
+        panic!(
+            "the output differs from generated-world.out.yaml at line {}: {:?}, expected {:?}",
+            at + 1,
+            got.get(at),
+            want.get(at)
+        );
+    }
+    let (code, json) = reconcile("testdata/dt/generated-world.yaml", None, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (&json["rounds"], &json["converged"]),
+        (&4.into(), &true.into())
+    );
+    assert_eq!(json["objects"].as_array().unwrap().len(), 134);
+}
+
 /// Environments run offline too: one on a bound claim gets its managed environment and a copy
 /// of the credentials; one on a missing claim fails the run with upstream's reason and message.
 #[test]

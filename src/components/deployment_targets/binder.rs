@@ -21,7 +21,7 @@ use super::meta::{
     add_finalizer, annotation, is_deleting, name, remove_annotation, remove_finalizer,
     set_annotation,
 };
-use super::model::{Context, EventType, Next, Object, ObjectRef, Outcome, World, Write};
+use super::model::{Context, EventType, Kind, Next, Object, ObjectRef, Outcome, World, Write};
 use super::provisioner;
 use super::types::{
     ClaimPhase, DeploymentTarget, DeploymentTargetClaim, ReclaimPolicy, TargetPhase,
@@ -69,7 +69,7 @@ pub fn claims_for_target(target: &DeploymentTarget, world: &World) -> Vec<Object
                     && c.phase() == Some(ClaimPhase::Pending)
                     && is_marked_for_provisioning(c))
         })
-        .map(|c| Object::Claim(c.clone()).reference())
+        .map(|c| ObjectRef::of(Kind::DeploymentTargetClaim, &c.metadata))
         .collect()
 }
 
@@ -134,7 +134,7 @@ impl Binder<'_> {
     }
 
     fn claim_event(&mut self, type_: EventType, reason: &str, message: String) {
-        let regarding = Object::Claim(self.claim.clone()).reference();
+        let regarding = ObjectRef::of(Kind::DeploymentTargetClaim, &self.claim.metadata);
         self.out.event(regarding, type_, reason, message);
     }
 
@@ -177,7 +177,7 @@ impl Binder<'_> {
             ));
         };
         let mut target = found.clone();
-        let reference = Object::Target(target.clone()).reference();
+        let reference = ObjectRef::of(Kind::DeploymentTarget, &target.metadata);
         if !is_deleting(&target.metadata) && add_finalizer(&mut target.metadata, FINALIZER_DT) {
             self.out
                 .writes

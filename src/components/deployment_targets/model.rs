@@ -135,6 +135,65 @@ impl ObjectRef {
             name: name.to_owned(),
         }
     }
+
+    /// The reference of an object of `kind` with this metadata ([`Object::reference`] without
+    /// the object, so without copying it).
+    pub fn of(kind: Kind, meta: &ObjectMeta) -> Self {
+        let namespace = match kind.is_namespaced() {
+            true => meta.namespace.clone().unwrap_or_default(),
+            false => String::new(),
+        };
+        ObjectRef {
+            kind,
+            namespace,
+            name: meta.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// An object's key borrowed: what [`World`] looks objects up by without allocating an
+/// [`ObjectRef`] (two `String`s) for each look-up, as reconciles do many times an object.
+trait Key {
+    fn key(&self) -> (Kind, &str, &str);
+}
+
+impl Key for ObjectRef {
+    fn key(&self) -> (Kind, &str, &str) {
+        (self.kind, &self.namespace, &self.name)
+    }
+}
+
+impl Key for (Kind, &str, &str) {
+    fn key(&self) -> (Kind, &str, &str) {
+        *self
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn Key + 'a> for ObjectRef {
+    fn borrow(&self) -> &(dyn Key + 'a) {
+        self
+    }
+}
+
+// Ordered as `ObjectRef` derives it (kind, namespace, name), as `Borrow` requires.
+impl PartialEq for dyn Key + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn Key + '_ {}
+
+impl PartialOrd for dyn Key + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn Key + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 impl std::fmt::Display for ObjectRef {
@@ -257,16 +316,7 @@ impl Object {
     }
 
     pub fn reference(&self) -> ObjectRef {
-        let meta = self.meta();
-        let namespace = match self.kind().is_namespaced() {
-            true => meta.namespace.clone().unwrap_or_default(),
-            false => String::new(),
-        };
-        ObjectRef {
-            kind: self.kind(),
-            namespace,
-            name: meta.name.clone().unwrap_or_default(),
-        }
+        ObjectRef::of(self.kind(), self.meta())
     }
 }
 
@@ -287,7 +337,7 @@ macro_rules! typed_access {
     ($get:ident, $list:ident, $variant:ident, $kind:ident, $ty:ty) => {
         /// The object of this kind with this namespace and name.
         pub fn $get(&self, namespace: &str, name: &str) -> Option<&$ty> {
-            match self.get(&ObjectRef::new(Kind::$kind, namespace, name)) {
+            match self.find(Kind::$kind, namespace, name) {
                 Some(Object::$variant(o)) => Some(o),
                 _ => None,
             }
@@ -353,6 +403,12 @@ impl World {
         self.objects.get(reference).map(|o| &**o)
     }
 
+    /// The object of `kind` with this namespace (`""` for cluster-scoped kinds) and name.
+    pub fn find(&self, kind: Kind, namespace: &str, name: &str) -> Option<&Object> {
+        let key: &dyn Key = &(kind, namespace, name);
+        self.objects.get(key).map(|o| &**o)
+    }
+
     /// The object to change in place (copied first if it is shared).
     pub fn get_mut(&mut self, reference: &ObjectRef) -> Option<&mut Object> {
         self.objects.get_mut(reference).map(Arc::make_mut)
@@ -369,11 +425,13 @@ impl World {
         kind: Kind,
         namespace: &str,
     ) -> impl Iterator<Item = &'a Object> + 'a {
-        let start = ObjectRef::new(kind, namespace, "");
-        let namespace = start.namespace.clone();
-        (self.objects.range(start..))
-            .take_while(move |(r, _)| r.kind == kind && r.namespace == namespace)
-            .map(|(_, o)| &**o)
+        let start: &dyn Key = &(kind, namespace, "");
+        let namespace = namespace.to_owned();
+        (self
+            .objects
+            .range::<dyn Key, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded)))
+        .take_while(move |(r, _)| r.kind == kind && r.namespace == namespace)
+        .map(|(_, o)| &**o)
     }
 
     /// Every object of a kind, by namespace and name.
@@ -385,7 +443,7 @@ impl World {
 
     /// A DeploymentTargetClass by name.
     pub fn class(&self, name: &str) -> Option<&DeploymentTargetClass> {
-        match self.get(&ObjectRef::new(Kind::DeploymentTargetClass, "", name)) {
+        match self.find(Kind::DeploymentTargetClass, "", name) {
             Some(Object::Class(c)) => Some(c),
             _ => None,
         }
@@ -402,7 +460,7 @@ impl World {
 
     /// A Namespace by name.
     pub fn namespace(&self, name: &str) -> Option<&Namespace> {
-        match self.get(&ObjectRef::new(Kind::Namespace, "", name)) {
+        match self.find(Kind::Namespace, "", name) {
             Some(Object::Namespace(n)) => Some(n),
             _ => None,
         }
@@ -596,7 +654,7 @@ impl Write {
             Write::Delete(r) => r.clone(),
             Write::CreateKubeconfigSecret { secret, .. }
             | Write::RenewKubeconfigSecret { secret, .. } => {
-                Object::Secret(secret.clone()).reference()
+                ObjectRef::of(Kind::Secret, &secret.metadata)
             }
         }
     }

@@ -80,7 +80,7 @@ fn round(world: &mut World, ctx: &Context, errors: &mut BTreeMap<ObjectRef, Stri
     let before = world.revision();
     for (reference, reconcile) in due {
         let outcome = reconcile(&reference, world, ctx);
-        let refused = execute(world, &outcome.writes, ctx);
+        let refused = execute_owned(world, outcome.writes, ctx);
         let message = refused
             .or(outcome.error)
             .or_else(|| error_condition(world, &reference));
@@ -99,18 +99,25 @@ fn reconciler(kind: Kind) -> Option<Reconcile> {
 }
 
 /// Applies writes in order; the first refused ends the reconcile's writes and is returned.
+#[cfg(test)]
 pub(super) fn execute(world: &mut World, writes: &[Write], ctx: &Context) -> Option<String> {
+    execute_owned(world, writes.to_vec(), ctx)
+}
+
+/// Applies writes in order; the first refused ends the reconcile's writes and is returned.
+/// The writes' objects are stored as they are, without a copy.
+fn execute_owned(world: &mut World, writes: Vec<Write>, ctx: &Context) -> Option<String> {
     let mut versions: HashMap<ObjectRef, Option<String>> = HashMap::new();
-    for write in writes {
+    for mut write in writes {
         let target = write.target();
-        let mut write = write.clone();
         if let (Some(version), Write::Update(o) | Write::UpdateStatus(o)) =
             (versions.get(&target), &mut write)
         {
             o.meta_mut().resource_version = version.clone();
         }
-        if let Err(e) = world.apply(&write, ctx) {
-            return Some(format!("{} refused: {e}", describe(&write)));
+        let verb = write.verb();
+        if let Err(e) = world.apply_owned(write, ctx) {
+            return Some(format!("{verb} of {target} refused: {e}"));
         }
         let version = world
             .get(&target)
@@ -118,10 +125,6 @@ pub(super) fn execute(world: &mut World, writes: &[Write], ctx: &Context) -> Opt
         versions.insert(target, version);
     }
     None
-}
-
-fn describe(write: &Write) -> String {
-    format!("{} of {}", write.verb(), write.target())
 }
 
 /// The message of an `ErrorOccurred=True` condition on a target or claim: a problem shown to

@@ -7,7 +7,7 @@
 use super::conditions::{GENERIC_TARGET_ERROR, Verdict, Warning, conclude};
 use super::keys::FINALIZER_DT;
 use super::meta::{add_finalizer, is_deleting, name, remove_finalizer};
-use super::model::{Context, EventType, Next, Object, ObjectRef, Outcome, World, Write};
+use super::model::{Context, EventType, Kind, Next, Object, ObjectRef, Outcome, World, Write};
 use super::provisioner::{self, Deprovisioned};
 use super::types::{DeploymentTarget, DeploymentTargetClass, ReclaimPolicy, TargetPhase};
 
@@ -99,7 +99,7 @@ impl Reclaimer<'_> {
     }
 
     fn reference(&self) -> ObjectRef {
-        Object::Target(self.target.clone()).reference()
+        ObjectRef::of(Kind::DeploymentTarget, &self.target.metadata)
     }
 
     /// `Retain`: a `claimRef` naming a claim that no longer exists, on a target that was bound
