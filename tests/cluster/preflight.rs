@@ -3,7 +3,7 @@
 //! version the live CRD still stores, a schema a stored widget fails (and a field it would
 //! prune), and a check of its own that matches the cluster. The
 //! preflight names the risks, counts what `cvo plan` counts, names the live objects the dry run
-//! would change (every one the plan updates), and writes nothing but the
+//! would change (each one the plan creates or updates), and writes nothing but the
 //! ClusterVersion status (resourceVersions of everything else, and the API server's audit log
 //! of write requests). Then the admin fixes two findings, the preflight follows (continuous
 //! mode), they accept the last one and update, and the update creates and deletes what the
@@ -327,12 +327,17 @@ pub async fn preflight_reports_without_writing(ctx: &Ctx<'_>) -> anyhow::Result<
     let changed_live = (message.lines())
         .find_map(|l| l.strip_prefix("Changed live: "))
         .with_context(|| format!("no live changes in {message}"))?;
-    // Every resource 4.18.0 changes differs from its live object here.
-    for r in plan["update"].as_array().into_iter().flatten() {
-        let name = plan_name(r);
+    // Each live change is a resource the update creates or updates (one created over an
+    // object an earlier test left differs too; one an earlier test already moved does not).
+    let planned: BTreeSet<String> = (["update", "create"].iter())
+        .flat_map(|k| plan[k].as_array().into_iter().flatten())
+        .map(plan_name)
+        .collect();
+    for entry in changed_live.split("), ") {
+        let name = entry.split(" (").next().unwrap_or_default();
         ensure!(
-            changed_live.contains(&format!("{name} (")),
-            "{name} not among the live changes: {changed_live}"
+            planned.contains(name),
+            "{name} changes live but the plan does not touch it: {changed_live}"
         );
     }
     ensure!(
