@@ -366,6 +366,26 @@ fn lacking(ours: &Value, live: &Value, path: &str, out: &mut BTreeSet<String>) {
     }
 }
 
+/// The payload's stand-in CRD `ours` whose live CRD `live` is another operator's: where the
+/// CVO stands down (`None` for any CRD that is no stand-in, absent, or the CVO's).
+pub fn foreign_stand_in(ours: &Value, live: Option<&Value>, manager: &str) -> Option<Foreign> {
+    stand_in(ours)?;
+    match judge(ours, live, manager) {
+        Ownership::Foreign(f) => Some(f),
+        Ownership::Absent | Ownership::Ours => None,
+    }
+}
+
+/// Whether the webhook configuration `webhook` has a rule on the objects of the stand-in CRD
+/// `crd` (a second webhook on another operator's objects).
+pub fn webhook_covers_stand_in(webhook: &Value, crd: &Value) -> bool {
+    let Some(s) = stand_in(crd) else {
+        return false;
+    };
+    let plural = str_at(crd, "/spec/names/plural").unwrap_or_default();
+    webhook_covers(webhook, &s.group, plural)
+}
+
 /// Whether a rule of the webhook configuration `object` matches `plural` of `group`.
 pub fn webhook_covers(object: &Value, group: &str, plural: &str) -> bool {
     let strings = |v: Option<&Value>| -> Vec<String> {

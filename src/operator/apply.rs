@@ -27,7 +27,7 @@ use super::outcome::{ApplyReport, Effect};
 use super::stand_down::stand_down;
 use super::task::{
     Action, ApplyErrorText, ClusterVersionOwner, FIELD_MANAGER, InvalidDeleteAnnotation, Outcome,
-    action, reason_for_status, report, set_owner,
+    action, applied_object, reason_for_status, report,
 };
 use crate::graph::{Mode, Scheduler, TaskGraph};
 use crate::include::{InclusionConfig, include};
@@ -536,12 +536,9 @@ async fn apply(
     api: &Api<DynamicObject>,
     manifest: &Manifest,
 ) -> Result<DynamicObject, ApplyError> {
-    let mut object = manifest.object();
+    let object = applied_object(manifest, ctx.options.owner.as_ref());
     if !object.is_object() {
         return Err(ApplyError::NotAnObject);
-    }
-    if let Some(owner) = &ctx.options.owner {
-        set_owner(&mut object, manifest, owner);
     }
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let applied = api

@@ -16,9 +16,9 @@ use kube::discovery::{Discovery, Scope};
 
 use super::pass::{PassInput, PassPlan};
 use super::precondition::{self, Check as Precondition, ClusterView};
-use super::task::{Action, ClusterVersionOwner, FIELD_MANAGER, action, set_owner};
+use super::task::{Action, ClusterVersionOwner, FIELD_MANAGER, action, applied_object};
 use crate::manifest::Manifest;
-use crate::ownership::{Ownership, judge, stand_in, webhook_covers};
+use crate::ownership::{foreign_stand_in, webhook_covers_stand_in};
 use crate::payload::Payload;
 use crate::plan::{Cluster, Resource};
 use crate::preflight::schema::{self, LiveCrd};
@@ -76,8 +76,10 @@ pub async fn evaluate(
     let described: BTreeMap<String, LiveCrd> = (live_crds.iter())
         .map(|(name, crd)| (name.clone(), describe(crd)))
         .collect();
-    let mut checker = schema::Checker::new(next.version().unwrap_or("the target release"), &crds);
-    for listing in schema::listings(&crds, &described) {
+    let listings = schema::listings(&crds, &described);
+    let to = next.version().unwrap_or("the target release");
+    let mut checker = schema::Checker::new(to, &crds, &listings);
+    for listing in listings {
         let crd = &live_crds[&listing.crd];
         if let Err(e) = check_stored(client, crd, &listing, &mut checker).await {
             incomplete.push(format!(
@@ -137,13 +139,8 @@ fn stored_versions_of(crd: &CustomResourceDefinition) -> Vec<String> {
 /// A stand-in CRD of the target whose live CRD is another operator's: the update does not
 /// replace it (as [`super::stand_down`] decides for the apply pass).
 fn is_foreign(manifest: &Manifest, live: &CustomResourceDefinition) -> bool {
-    let ours = manifest.object();
     let live = serde_json::to_value(live).unwrap_or_default();
-    stand_in(&ours).is_some()
-        && matches!(
-            judge(&ours, Some(&live), FIELD_MANAGER),
-            Ownership::Foreign(_)
-        )
+    foreign_stand_in(&manifest.object(), Some(&live), FIELD_MANAGER).is_some()
 }
 
 /// Whether the update leaves `manifest` unapplied: a ClusterOperator (it waits for the
@@ -163,16 +160,7 @@ fn stands_down(manifest: &Manifest, foreign: &[&Manifest]) -> bool {
     .any(|kind| manifest.gvk.is("admissionregistration.k8s.io", kind));
     webhook && {
         let object = manifest.object();
-        foreign.iter().any(|crd| {
-            let crd = crd.object();
-            let text = |p: &str| {
-                crd.pointer(p)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            webhook_covers(&object, &text("/spec/group"), &text("/spec/names/plural"))
-        })
+        (foreign.iter()).any(|crd| webhook_covers_stand_in(&object, &crd.object()))
     }
 }
 
@@ -256,10 +244,7 @@ async fn dry_run(
                 Api::namespaced_with(client.clone(), ns.unwrap_or("default"), &resource)
             }
         };
-        let mut object = manifest.object();
-        if let Some(owner) = owner {
-            set_owner(&mut object, manifest, owner);
-        }
+        let object = applied_object(manifest, owner);
         // What the cluster has now; a read that fails only costs the comparison.
         let mut before = api.get_opt(&manifest.id.name).await.ok().flatten();
         // Create-only: an object that exists is left as it is.
@@ -396,7 +381,7 @@ mod tests {
     #[test]
     fn what_the_update_would_not_apply_is_not_tried() {
         let crd = format!(
-            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: agents.example.com\n  annotations:\n{INCLUDE}spec:\n  group: example.com\n  names:\n    kind: Agent\n    plural: agents\n  scope: Namespaced\n  versions: []\n"
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: agents.example.com\n  annotations:\n{INCLUDE}    crds.cvo.openshift.io/stand-in-for: example-operator\nspec:\n  group: example.com\n  names:\n    kind: Agent\n    plural: agents\n  scope: Namespaced\n  versions: []\n"
         );
         let webhook = |plural: &str| {
             format!(

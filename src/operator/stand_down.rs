@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::task::FIELD_MANAGER;
 use crate::manifest::Manifest;
-use crate::ownership::{Foreign, Ownership, judge, stand_in, webhook_covers};
+use crate::ownership::{Foreign, foreign_stand_in, stand_in, webhook_covers_stand_in};
 
 /// Why `manifest` is not applied, if it is not: a stand-in CRD whose live CRD is another
 /// operator's, or a webhook configuration on such a CRD's objects.
@@ -43,23 +43,21 @@ pub(crate) async fn stand_down(
     }
     let object = manifest.object();
     for crd in payload.iter().map(Manifest::object) {
-        let Some(s) = stand_in(&crd) else { continue };
-        let plural =
-            (crd.pointer("/spec/names/plural").and_then(Value::as_str)).unwrap_or_default();
-        if !webhook_covers(&object, &s.group, plural) {
+        if !webhook_covers_stand_in(&object, &crd) {
             continue;
         }
         let Some(f) = foreign(client, &crd).await? else {
             continue;
         };
+        let group = str_at(&crd, "/spec/group");
+        let plural = str_at(&crd, "/spec/names/plural");
         let deleted = delete_own(client, manifest).await?;
         let also = match deleted {
             true => "; the one the CVO applied before is deleted",
             false => "",
         };
         return Ok(Some(format!(
-            "it would put a second admission webhook on {plural}.{}, and {f}: not applied{also}",
-            s.group
+            "it would put a second admission webhook on {plural}.{group}, and {f}: not applied{also}"
         )));
     }
     Ok(None)
@@ -71,10 +69,13 @@ async fn foreign(client: &kube::Client, ours: &Value) -> Result<Option<Foreign>,
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let live = api.get_opt(name).await?;
     let live = live.map(|crd| serde_json::to_value(crd).unwrap_or_default());
-    Ok(match judge(ours, live.as_ref(), FIELD_MANAGER) {
-        Ownership::Foreign(f) => Some(f),
-        Ownership::Absent | Ownership::Ours => None,
-    })
+    Ok(foreign_stand_in(ours, live.as_ref(), FIELD_MANAGER))
+}
+
+fn str_at<'a>(doc: &'a Value, pointer: &str) -> &'a str {
+    doc.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Deletes the live webhook configuration of `manifest` if the CVO applied it (its manager

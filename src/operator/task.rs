@@ -179,6 +179,19 @@ pub fn owner_references(
     }]
 }
 
+/// The object the CVO server-side applies for `manifest`: the manifest's, with the CVO's owner
+/// reference when the ClusterVersion has one (the update's apply and the preflight's dry run).
+pub(crate) fn applied_object(
+    manifest: &Manifest,
+    owner: Option<&ClusterVersionOwner>,
+) -> serde_json::Value {
+    let mut object = manifest.object();
+    if let Some(owner) = owner {
+        set_owner(&mut object, manifest, owner);
+    }
+    object
+}
+
 /// Sets `metadata.ownerReferences` of `object` per [`owner_references`]. An object whose owner
 /// references do not read is left alone: the server rejects it with the precise complaint.
 pub(crate) fn set_owner(
