@@ -19,6 +19,8 @@
 //! - [`apiserver`]: API-server semantics over a `World`; [`offline`]: the fixpoint loop of
 //!   `cvo dt reconcile`; [`load`]: its input, a YAML stream of objects, with [`fields`]
 //!   (unknown fields and the paths of type errors).
+//! - [`tracking`]: what reconciles read and when objects changed, so that `cvo dt reconcile`
+//!   skips a reconcile whose inputs did not change.
 //! - [`index`]: the controller's index of watched objects (and of its own writes) that every
 //!   reconcile's `World` is cut from.
 //!
@@ -51,5 +53,6 @@ pub mod request_uri;
 pub mod space_request;
 #[cfg(test)]
 mod testing;
+pub mod tracking;
 pub mod types;
 pub mod webhook;

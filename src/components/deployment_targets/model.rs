@@ -13,6 +13,7 @@ use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 
+use super::tracking::{self, Reads, Tracking};
 use super::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
     GitOpsDeploymentManagedEnvironment, SpaceRequest,
@@ -325,12 +326,21 @@ impl Object {
 ///
 /// Objects are shared (`Arc`): the controller builds a World per reconcile from its index of
 /// watched objects without copying them; a change ([`World::get_mut`]) copies on write.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct World {
     objects: BTreeMap<ObjectRef, Arc<Object>>,
     /// The highest `resourceVersion` seen or given out (the API server's etcd revision), for
     /// [`World::apply`](super::apiserver).
     revision: u64,
+    /// What reconciles read and when objects changed, while the offline simulator tracks them
+    /// ([`World::track`]); bookkeeping, not part of what the world holds.
+    tracking: Option<Box<Tracking>>,
+}
+
+impl PartialEq for World {
+    fn eq(&self, other: &Self) -> bool {
+        self.objects == other.objects && self.revision == other.revision
+    }
 }
 
 macro_rules! typed_access {
@@ -370,7 +380,9 @@ impl World {
         if let Some(version) = version.and_then(|v| v.parse::<u64>().ok()) {
             self.revision = self.revision.max(version);
         }
-        self.objects.insert(object.reference(), object);
+        let reference = object.reference();
+        self.note_change(&reference);
+        self.objects.insert(reference, object);
     }
 
     /// A World of these shared objects, given in key order (as an index's ranges give them).
@@ -380,7 +392,11 @@ impl World {
             .filter_map(|o| o.meta().resource_version.as_deref()?.parse::<u64>().ok())
             .max()
             .unwrap_or(0);
-        World { objects, revision }
+        World {
+            objects,
+            revision,
+            tracking: None,
+        }
     }
 
     /// The highest `resourceVersion` seen or given out: it moves on every change
@@ -396,27 +412,88 @@ impl World {
     }
 
     pub fn remove(&mut self, reference: &ObjectRef) -> Option<Object> {
-        (self.objects.remove(reference)).map(Arc::unwrap_or_clone)
+        let removed = self.objects.remove(reference)?;
+        self.note_change(reference);
+        Some(Arc::unwrap_or_clone(removed))
     }
 
     pub fn get(&self, reference: &ObjectRef) -> Option<&Object> {
-        self.objects.get(reference).map(|o| &**o)
+        self.find(reference.kind, &reference.namespace, &reference.name)
     }
 
     /// The object of `kind` with this namespace (`""` for cluster-scoped kinds) and name.
     pub fn find(&self, kind: Kind, namespace: &str, name: &str) -> Option<&Object> {
+        self.note_read(|| tracking::object_key(kind, namespace, name));
         let key: &dyn Key = &(kind, namespace, name);
         self.objects.get(key).map(|o| &**o)
     }
 
     /// The object to change in place (copied first if it is shared).
     pub fn get_mut(&mut self, reference: &ObjectRef) -> Option<&mut Object> {
+        if !self.objects.contains_key(reference) {
+            return None;
+        }
+        self.note_change(reference);
         self.objects.get_mut(reference).map(Arc::make_mut)
     }
 
     /// Every object, by kind, namespace and name.
     pub fn objects(&self) -> impl Iterator<Item = &Object> {
+        self.note_read(tracking::everything_key);
         self.objects.values().map(|o| &**o)
+    }
+
+    /// Starts tracking reads and changes (the offline simulator's [`World::begin_reads`]).
+    pub fn track(&mut self) {
+        self.tracking.get_or_insert_with(Default::default);
+    }
+
+    /// Stops tracking and forgets what was tracked.
+    pub fn untrack(&mut self) {
+        self.tracking = None;
+    }
+
+    /// Starts recording what is read (while tracking): the reads of one reconcile.
+    pub fn begin_reads(&self) {
+        if let Some(t) = &self.tracking {
+            t.begin_reads();
+        }
+    }
+
+    /// Stops recording reads: what was read since [`World::begin_reads`], and when that began
+    /// (`tick`, from [`World::change_tick`] before it).
+    pub fn end_reads(&self, tick: u64) -> Reads {
+        match &self.tracking {
+            Some(t) => t.end_reads(tick),
+            None => Reads {
+                tick,
+                keys: Vec::new(),
+            },
+        }
+    }
+
+    /// The count of changes tracked so far.
+    pub fn change_tick(&self) -> u64 {
+        self.tracking.as_ref().map_or(0, |t| t.tick())
+    }
+
+    /// Whether anything `reads` names changed since they were made (always, when not tracking).
+    pub fn changed_since(&self, reads: &Reads) -> bool {
+        self.tracking
+            .as_ref()
+            .is_none_or(|t| t.changed_since(reads))
+    }
+
+    fn note_read(&self, key: impl FnOnce() -> tracking::ReadKey) {
+        if let Some(t) = &self.tracking {
+            t.read(key);
+        }
+    }
+
+    fn note_change(&mut self, reference: &ObjectRef) {
+        if let Some(t) = &mut self.tracking {
+            t.changed(reference.kind, &reference.namespace, &reference.name);
+        }
     }
 
     /// The objects of a kind in a namespace (`""` for cluster-scoped kinds), by name.
@@ -425,6 +502,7 @@ impl World {
         kind: Kind,
         namespace: &str,
     ) -> impl Iterator<Item = &'a Object> + 'a {
+        self.note_read(|| tracking::namespace_key(kind, namespace));
         let start: &dyn Key = &(kind, namespace, "");
         let namespace = namespace.to_owned();
         (self
@@ -436,6 +514,7 @@ impl World {
 
     /// Every object of a kind, by namespace and name.
     pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Object> {
+        self.note_read(|| tracking::kind_key(kind));
         (self.objects.range(ObjectRef::new(kind, "", "")..))
             .take_while(move |(r, _)| r.kind == kind)
             .map(|(_, o)| &**o)
