@@ -46,8 +46,12 @@ pub fn parse_document(text: &str) -> Result<Node, Error> {
 /// (`<<`), where overriding is normal, says "maybe". Costs nothing extra: building a mapping
 /// already sorts its keys. [`super::duplicate_keys`] says which keys, where.
 pub fn parse_document_noting_repeats(text: &str) -> Result<(Node, bool), Error> {
+    let events = match super::simple::events(text) {
+        Some(events) => Events::Simple(events.into_iter()),
+        None => Events::Libyaml(EventParser::new(text.as_bytes())),
+    };
     let mut builder = Builder {
-        parser: EventParser::new(text.as_bytes()),
+        events,
         anchors: HashMap::new(),
         nodes_started: 0,
         alias_copies: 0,
@@ -106,8 +110,15 @@ fn line_start(text: &str, line: usize) -> Option<usize> {
     None
 }
 
+/// Where a document's events come from: the simple block style read directly
+/// ([`super::simple`]), anything else from libyaml.
+enum Events<'a> {
+    Simple(std::vec::IntoIter<(Event, Mark)>),
+    Libyaml(EventParser<'a>),
+}
+
 struct Builder<'a> {
-    parser: EventParser<'a>,
+    events: Events<'a>,
     /// Anchored values with their size, for alias expansion, and when their node started.
     anchors: HashMap<String, (Node, usize, usize)>,
     /// Nodes begun so far: go-yaml binds an anchor when its node starts, so of two nodes with
@@ -139,7 +150,12 @@ impl Builder<'_> {
     }
 
     fn next(&mut self) -> Result<(Event, Mark), Error> {
-        self.parser.next_event().map_err(syntax)
+        match &mut self.events {
+            Events::Simple(events) => {
+                Ok(events.next().unwrap_or((Event::StreamEnd, Mark::default())))
+            }
+            Events::Libyaml(parser) => parser.next_event().map_err(syntax),
+        }
     }
 
     /// A node and how many values it holds (for the alias budget).

@@ -16,6 +16,7 @@ mod events;
 mod gojson;
 mod node;
 mod resolve;
+mod simple;
 
 use std::borrow::Cow;
 
