@@ -5,7 +5,9 @@
 //! of the whole command on a 100,000-object world (its per-string quoting checks, its
 //! general-purpose state machine for every serde shape, the `fmt::Write` plumbing). A
 //! `Value` has few shapes, so this writes them in one pass: a string's style is decided in one
-//! scan of its bytes and a plain string is copied straight into the output.
+//! scan of its bytes and a plain string is copied straight into the output. Measured on the
+//! 131,202 documents `cvo dt reconcile` prints for a 100,000-object world (release build, one
+//! thread, a loaded 2-core machine): serde_saphyr 3.2 s, this 0.9 s, the same 70.7 MB.
 //!
 //! The output must stay exactly serde_saphyr's (tests compare the command's output byte for
 //! byte, and users diff it), so the rules below are serde_saphyr's, restated:
@@ -445,7 +447,14 @@ fn is_ambiguous(s: &str, yaml11: bool) -> bool {
         if s == "<<" || s == "=" {
             return true;
         }
-        let word = s.trim_matches([' ', '\t', '\r', '\n']);
+        // Readers take the words with blanks around them too (trimmed only when there are
+        // any: this runs for every string written).
+        let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+        let bytes = s.as_bytes();
+        let word = match bytes.first().is_some_and(blank) || bytes.last().is_some_and(blank) {
+            true => s.trim_matches([' ', '\t', '\r', '\n']),
+            false => s,
+        };
         if word.len() <= 5 && YAML11_BOOLS.iter().any(|w| word.eq_ignore_ascii_case(w)) {
             return true;
         }
