@@ -147,11 +147,12 @@ fn print(report: &Report, unbound: &[Unbound], format: DtFormat) -> anyhow::Resu
 /// The objects as a YAML stream, as `serde_saphyr::to_string_multiple` writes them (each
 /// document, then `---` lines between them), the documents written on every core: on 100,000
 /// objects writing them one after the other was a fifth of the command's time (BENCHMARKS.md).
+/// Each is written by `yaml::write_document` (serde_saphyr's bytes, written faster).
 fn yaml_stream(world: &World) -> anyhow::Result<String> {
     use rayon::prelude::*;
     let objects: Vec<&Object> = world.objects().collect();
     let documents = (objects.par_iter())
-        .map(|o| serde_saphyr::to_string(&o.to_value()))
+        .map(|o| crate::yaml::to_document(&o.to_value()))
         .collect::<Result<Vec<String>, _>>()
         .context("cannot write the objects as YAML")?;
     Ok(documents.join("---\n"))

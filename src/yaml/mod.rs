@@ -8,7 +8,9 @@
 //! * [`duplicate_keys`] finds keys written twice in one mapping, which reading resolves silently
 //!   (for `cvo validate`);
 //! * [`go_json`] writes a value as Go's `encoding/json` would (sorted keys, HTML escaping,
-//!   Go float formatting), which is what the version hash is computed over.
+//!   Go float formatting), which is what the version hash is computed over;
+//! * [`write_document`] writes a value as one YAML document, byte for byte as serde_saphyr
+//!   does, several times faster (what `cvo dt reconcile` prints).
 
 mod build;
 mod duplicates;
@@ -17,6 +19,7 @@ mod gojson;
 mod node;
 mod resolve;
 mod simple;
+mod write;
 
 use std::borrow::Cow;
 
@@ -24,6 +27,7 @@ pub use build::{parse_document, parse_document_noting_repeats};
 pub use duplicates::{DuplicateKey, duplicate_keys};
 pub use gojson::{go_float, go_json, write_go_json};
 pub use node::{Mapping, Node};
+pub use write::{to_document, write_document};
 
 /// A YAML document as a `serde_json::Value`, for callers that want one (small inputs such as
 /// an install-config).
