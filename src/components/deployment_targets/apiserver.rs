@@ -199,12 +199,12 @@ impl World {
             return;
         }
         let revision = self.next_revision();
-        if let Some(object) = self.get_mut(reference) {
+        self.modify(reference, |object| {
             let meta = object.meta_mut();
             meta.deletion_timestamp = Some(Time(ctx.now));
             meta.resource_version = Some(revision);
             meta.generation = meta.generation.filter(|g| *g > 0).map(|g| g + 1);
-        }
+        });
     }
 
     /// Deleting a namespace deletes everything in it, then the namespace once it is empty.
@@ -214,11 +214,13 @@ impl World {
         let reference = ObjectRef::new(Kind::Namespace, "", name);
         if self.get(&reference).is_some_and(|n| !is_deleting(n.meta())) {
             let revision = self.next_revision();
-            if let Some(Object::Namespace(n)) = self.get_mut(&reference) {
-                n.metadata.deletion_timestamp = Some(Time(ctx.now));
-                n.metadata.resource_version = Some(revision);
-                n.status = Some(phase("Terminating"));
-            }
+            self.modify(&reference, |object| {
+                if let Object::Namespace(n) = object {
+                    n.metadata.deletion_timestamp = Some(Time(ctx.now));
+                    n.metadata.resource_version = Some(revision);
+                    n.status = Some(phase("Terminating"));
+                }
+            });
         }
         let inside: Vec<ObjectRef> = self.inside(name).map(Object::reference).collect();
         for reference in inside {

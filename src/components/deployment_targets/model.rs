@@ -4,7 +4,7 @@
 //! writes against the API server; `cvo dt reconcile` keeps a `World` in memory and applies them
 //! itself. Neither kind of caller is visible from here.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 
-use super::tracking::{self, Reads, Tracking};
+use super::tracking::{self, Hashing, Reads, Tracking};
 use super::types::{
     DeploymentTarget, DeploymentTargetClaim, DeploymentTargetClass, Environment,
     GitOpsDeploymentManagedEnvironment, SpaceRequest,
@@ -197,6 +197,13 @@ impl Ord for dyn Key + '_ {
     }
 }
 
+// Hashed as `ObjectRef` derives it (its fields in order), as `Borrow` requires.
+impl std::hash::Hash for dyn Key + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state)
+    }
+}
+
 impl std::fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.namespace.is_empty() {
@@ -325,10 +332,14 @@ impl Object {
 /// listing comes in the API server's order: by name).
 ///
 /// Objects are shared (`Arc`): the controller builds a World per reconcile from its index of
-/// watched objects without copying them; a change ([`World::get_mut`]) copies on write.
+/// watched objects without copying them; a change ([`World::modify`]) copies on write.
 #[derive(Clone, Debug, Default)]
 pub struct World {
     objects: BTreeMap<ObjectRef, Arc<Object>>,
+    /// The same objects by key, for look-ups: a `BTreeMap` look-up compares the key with a
+    /// dozen others that share long prefixes (`team-042`, `dt-00042`); with 100,000 objects
+    /// that was a tenth of `cvo dt reconcile`'s loop.
+    by_key: HashMap<ObjectRef, Arc<Object>, Hashing>,
     /// The highest `resourceVersion` seen or given out (the API server's etcd revision), for
     /// [`World::apply`](super::apiserver).
     revision: u64,
@@ -382,6 +393,7 @@ impl World {
         }
         let reference = object.reference();
         self.note_change(&reference);
+        self.by_key.insert(reference.clone(), Arc::clone(&object));
         self.objects.insert(reference, object);
     }
 
@@ -392,8 +404,12 @@ impl World {
             .filter_map(|o| o.meta().resource_version.as_deref()?.parse::<u64>().ok())
             .max()
             .unwrap_or(0);
+        let by_key = (objects.iter())
+            .map(|(r, o)| (r.clone(), Arc::clone(o)))
+            .collect();
         World {
             objects,
+            by_key,
             revision,
             tracking: None,
         }
@@ -413,6 +429,7 @@ impl World {
 
     pub fn remove(&mut self, reference: &ObjectRef) -> Option<Object> {
         let removed = self.objects.remove(reference)?;
+        self.by_key.remove(reference);
         self.note_change(reference);
         Some(Arc::unwrap_or_clone(removed))
     }
@@ -425,16 +442,22 @@ impl World {
     pub fn find(&self, kind: Kind, namespace: &str, name: &str) -> Option<&Object> {
         self.note_read(|| tracking::object_key(kind, namespace, name));
         let key: &dyn Key = &(kind, namespace, name);
-        self.objects.get(key).map(|o| &**o)
+        self.by_key.get(key).map(|o| &**o)
     }
 
-    /// The object to change in place (copied first if it is shared).
-    pub fn get_mut(&mut self, reference: &ObjectRef) -> Option<&mut Object> {
-        if !self.objects.contains_key(reference) {
-            return None;
-        }
+    /// Changes an object in place (copied first if it is shared with others); false when there
+    /// is none.
+    pub fn modify(&mut self, reference: &ObjectRef, change: impl FnOnce(&mut Object)) -> bool {
+        let Some(mut object) = self.by_key.remove(reference) else {
+            return false;
+        };
+        // Unshared once both maps' references are out of the way.
+        self.objects.remove(reference);
+        change(Arc::make_mut(&mut object));
         self.note_change(reference);
-        self.objects.get_mut(reference).map(Arc::make_mut)
+        self.by_key.insert(reference.clone(), Arc::clone(&object));
+        self.objects.insert(reference.clone(), object);
+        true
     }
 
     /// Every object, by kind, namespace and name.

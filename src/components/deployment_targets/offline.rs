@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::model::{Context, Kind, Object, ObjectRef, Outcome, World, Write};
-use super::tracking::Reads;
+use super::tracking::{Hashing, Reads};
 use super::{binder, class, environment, reclaim, space_request};
 
 /// A reconcile function, as every controller of the component has one.
@@ -71,7 +71,7 @@ pub fn run(world: World, ctx: &Context, max_rounds: usize) -> Report {
 /// [`run`], choosing which reconciles a round runs.
 pub fn run_rounds(mut world: World, ctx: &Context, max_rounds: usize, which: Rounds) -> Report {
     let mut errors = BTreeMap::new();
-    let mut last_reads = HashMap::new();
+    let mut last_reads = HashMap::default();
     let mut rounds = 0;
     let mut converged = false;
     if which == Rounds::SkipUnchanged {
@@ -113,7 +113,7 @@ fn round(
     world: &mut World,
     ctx: &Context,
     errors: &mut BTreeMap<ObjectRef, String>,
-    last_reads: &mut HashMap<ObjectRef, Reads>,
+    last_reads: &mut HashMap<ObjectRef, Reads, Hashing>,
 ) -> Round {
     let due: Vec<(ObjectRef, Reconcile)> = (world.objects())
         .filter_map(|o| reconciler(o.kind()).map(|f| (o.reference(), f)))
@@ -161,7 +161,7 @@ pub(super) fn execute(world: &mut World, writes: &[Write], ctx: &Context) -> Opt
 /// Applies writes in order; the first refused ends the reconcile's writes and is returned.
 /// The writes' objects are stored as they are, without a copy.
 fn execute_owned(world: &mut World, writes: Vec<Write>, ctx: &Context) -> Option<String> {
-    let mut versions: HashMap<ObjectRef, Option<String>> = HashMap::new();
+    let mut versions: HashMap<ObjectRef, Option<String>, Hashing> = HashMap::default();
     for mut write in writes {
         let target = write.target();
         if let (Some(version), Write::Update(o) | Write::UpdateStatus(o)) =
@@ -408,7 +408,7 @@ mod tests {
         ]);
         let mut w = start.clone();
         w.track();
-        let (mut errors, mut reads) = (BTreeMap::new(), HashMap::new());
+        let (mut errors, mut reads) = (BTreeMap::new(), HashMap::default());
         let mut rounds = vec![];
         loop {
             let r = round(&mut w, &ctx(), &mut errors, &mut reads);

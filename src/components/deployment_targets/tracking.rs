@@ -13,8 +13,10 @@
 //! the other way.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 use std::sync::Mutex;
+
+use foldhash::fast::FixedState;
 
 use super::model::Kind;
 
@@ -41,11 +43,11 @@ pub fn everything_key() -> ReadKey {
     hash(3u8)
 }
 
-/// A fixed hasher (SipHash with zero keys): the same keys hash the same in every run.
+/// A fast hasher with a fixed seed: the same keys hash the same in every run.
+pub type Hashing = FixedState;
+
 fn hash(value: impl Hash) -> u64 {
-    let mut hasher = std::hash::DefaultHasher::new();
-    value.hash(&mut hasher);
-    hasher.finish()
+    Hashing::default().hash_one(value)
 }
 
 /// A world's record of reads (while a reconcile runs) and of changes.
@@ -57,7 +59,7 @@ pub struct Tracking {
     /// Counts changes.
     tick: u64,
     /// The tick of the last change to each key.
-    changed: HashMap<ReadKey, u64>,
+    changed: HashMap<ReadKey, u64, Hashing>,
 }
 
 impl Clone for Tracking {

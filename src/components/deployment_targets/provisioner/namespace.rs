@@ -1070,13 +1070,13 @@ mod tests {
         );
         // A target of the class being deleted no longer counts.
         let mut w = w;
-        if let Some(Object::Target(t)) =
-            w.get_mut(&ObjectRef::new(Kind::DeploymentTarget, "ns", "c-dt"))
-        {
-            t.metadata.deletion_timestamp = Some(
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ctx().now),
-            );
-        }
+        w.modify(&ObjectRef::new(Kind::DeploymentTarget, "ns", "c-dt"), |o| {
+            if let Object::Target(t) = o {
+                t.metadata.deletion_timestamp = Some(
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ctx().now),
+                );
+            }
+        });
         assert!(
             NamespaceProvisioner
                 .provision(&second, &class, &w, &ctx())
