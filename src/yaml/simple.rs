@@ -17,10 +17,20 @@
 //! sequence); blank lines and whole-line comments; keys plain scalars; values single-line plain
 //! scalars, single-quoted scalars, double-quoted scalars without escapes, `{}` and `[]`. No
 //! tabs, control characters, `\r`, byte-order mark, directives, document markers, anchors,
-//! aliases, tags, block scalars, flow collections with content, multi-line scalars or
-//! trailing comments.
+//! aliases, tags, block scalars, flow collections with content, multi-line scalars, trailing
+//! comments, characters libyaml refuses or reads as line breaks (U+0080-U+009F, U+2028,
+//! U+2029, U+FEFF, U+FFFE, U+FFFF), keys of 1,000 bytes or more (libyaml's simple keys end at
+//! 1,024) or nesting deeper than 100 levels (the builder refuses 200; libyaml says so).
 
 use super::events::{Event, Mark, ScalarStyle};
+
+/// Deeper than this, the document goes to libyaml (and the builder's depth limit): the reader
+/// recurses once a level.
+const MAX_DEPTH: usize = 100;
+
+/// The longest key the subset reads: libyaml drops a simple key whose `:` is more than 1,024
+/// characters after its start.
+const MAX_KEY: usize = 1000;
 
 /// One line with content: its indentation and its text after it, trailing spaces dropped.
 #[derive(Clone, Copy, Debug)]
@@ -63,6 +73,7 @@ pub fn events(text: &str) -> Option<Vec<(Event, Mark)>> {
         next: 0,
         pending: None,
         out: Vec::new(),
+        depth: 0,
     };
     let first = reader.peek()?;
     reader.out.push((Event::StreamStart, Mark::default()));
@@ -78,7 +89,15 @@ pub fn events(text: &str) -> Option<Vec<(Event, Mark)>> {
 
 /// The lines with content, or `None` when a line has what the subset leaves out.
 fn lines(text: &str) -> Option<Vec<Line<'_>>> {
-    if text.starts_with('\u{feff}') {
+    // Characters libyaml refuses (C1 controls, U+FFFE, U+FFFF) or reads as line breaks (NEL,
+    // LS, PS) or skips (a byte-order mark, at the start of any line).
+    let refused = |c: char| {
+        matches!(
+            c,
+            '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+        )
+    };
+    if !text.is_ascii() && text.chars().any(refused) {
         return None;
     }
     let mut out = Vec::new();
@@ -121,6 +140,8 @@ struct Reader<'a> {
     /// The rest of a `- ` line, read before the lines after it.
     pending: Option<Line<'a>>,
     out: Vec<(Event, Mark)>,
+    /// Blocks open.
+    depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -137,10 +158,16 @@ impl<'a> Reader<'a> {
     /// A block mapping or sequence starting at the next line.
     fn block(&mut self) -> Option<()> {
         let line = self.peek()?;
-        match is_entry(line.text) {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let read = match is_entry(line.text) {
             true => self.sequence(line.indent),
             false => self.mapping(line.indent),
-        }
+        };
+        self.depth -= 1;
+        read
     }
 
     fn sequence(&mut self, indent: usize) -> Option<()> {
@@ -280,7 +307,8 @@ fn key_of(text: &str) -> Option<(&str, usize)> {
     let colon = (0..bytes.len())
         .find(|&i| bytes[i] == b':' && bytes.get(i + 1).is_none_or(|&b| b == b' '))?;
     let key = &text[..colon];
-    (is_plain_start(key) && !key.contains(" #") && !key.ends_with(' ')).then_some((key, colon + 1))
+    (key.len() < MAX_KEY && is_plain_start(key) && !key.contains(" #") && !key.ends_with(' '))
+        .then_some((key, colon + 1))
 }
 
 /// Whether `text` can start a plain scalar of the subset: not empty, not an indicator (`-`
@@ -461,6 +489,12 @@ mod tests {
             "a: b:\n",
             "a: b: c\n",
             "a: -\n",
+            "a: x\u{2028}  y\n",
+            "a: b\u{2028}c\n",
+            "a: b\u{85}\n",
+            "a: b\u{80}\n",
+            "a: b\n\u{feff}c: d\n",
+            "# \u{2029}\na: b\n",
         ] {
             assert!(simple(text).is_none(), "{text:?}");
         }
@@ -487,13 +521,14 @@ mod tests {
         #[test]
         fn agrees_with_libyaml_on_generated_documents(
             lines in proptest::collection::vec(
-                (0usize..5, 0usize..4, "[a-z0-9]{0,3}", 0usize..12, "[a-z0-9 ]{0,3}"),
+                (0usize..5, 0usize..4, "[a-z0-9]{0,3}", 0usize..18, "[a-z0-9 ]{0,3}"),
                 1..10,
             )
         ) {
             const PREFIXES: [&str; 4] = ["", "- ", "-", "- - "];
-            const PIECES: [&str; 12] = [
+            const PIECES: [&str; 18] = [
                 "", ": ", ":", ": '", "'", "\"", " #", "#", "{}", "[]", "-", "''",
+                "\u{2028}", "\u{85}", "\u{80}", "\u{feff}", "é", "- - - ",
             ];
             let text: String = (lines.iter())
                 .map(|(indent, prefix, word, piece, tail)| {
@@ -533,6 +568,19 @@ mod tests {
             }
         }
         files
+    }
+
+    #[test]
+    fn leaves_long_keys_and_deep_nesting_to_libyaml() {
+        let long = format!("{}: v\n", "k".repeat(1100));
+        assert!(simple(&long).is_none());
+        assert!(libyaml_or_error(&long).is_none(), "libyaml refuses it");
+        let fits = format!("{}: v\n", "k".repeat(900));
+        same(&fits);
+        let deep = format!("{}x\n", "- ".repeat(50_000));
+        assert!(simple(&deep).is_none());
+        let nested = format!("{}x\n", "- ".repeat(MAX_DEPTH - 1));
+        same(&nested);
     }
 
     /// Every document of the real payload corpus the subset reads gives libyaml's events.
