@@ -333,7 +333,12 @@ impl Object {
 ///
 /// Objects are shared (`Arc`): the controller builds a World per reconcile from its index of
 /// watched objects without copying them; a change ([`World::modify`]) copies on write.
-#[derive(Clone, Debug, Default)]
+///
+/// Every read of the objects goes through a method that notes it ([`World::find`],
+/// [`World::in_namespace`], [`World::of_kind`], [`World::objects`]) and every change through
+/// one that notes it ([`World::insert_shared`], [`World::remove`], [`World::modify`]): the
+/// offline simulator skips reconciles on the strength of those notes ([`super::tracking`]).
+#[derive(Clone, Default)]
 pub struct World {
     objects: BTreeMap<ObjectRef, Arc<Object>>,
     /// The same objects by key, for look-ups: a `BTreeMap` look-up compares the key with a
@@ -351,6 +356,16 @@ pub struct World {
 impl PartialEq for World {
     fn eq(&self, other: &Self) -> bool {
         self.objects == other.objects && self.revision == other.revision
+    }
+}
+
+// What the world holds (the look-up map and the bookkeeping repeat it or are not part of it).
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("objects", &self.objects)
+            .field("revision", &self.revision)
+            .finish_non_exhaustive()
     }
 }
 

@@ -305,8 +305,8 @@ mod tests {
     }
 
     /// A small generator of arbitrary worlds (a seed in, objects out): targets, claims,
-    /// classes, Environments, Secrets and Namespaces naming each other at random, in any phase,
-    /// some being deleted.
+    /// classes, Environments and Secrets naming each other at random, in any phase, some being
+    /// deleted. (Namespaces being deleted, and SpaceRequests, are in the fixtures.)
     fn arbitrary_world(seed: u64) -> World {
         use crate::components::deployment_targets::keys::{
             ANN_BIND_COMPLETED, FINALIZER_BINDER, FINALIZER_DT, PROVISIONER_DEVSANDBOX,
