@@ -681,6 +681,39 @@ fn an_empty_input_fails() {
     }
 }
 
+/// A reader that stops early (`cvo dt reconcile ... | head`) ends the command quietly, as
+/// for every other command: exit 0, no error, though the stream was cut short.
+#[test]
+fn a_reader_that_stops_early_ends_it_quietly() {
+    use std::io::{Read as _, Write as _};
+    use std::process::{Command, Stdio};
+    // Far more than a pipe holds (about 200 bytes a namespace).
+    let input: String = (0..5000)
+        .map(|i| format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{i}\n---\n"))
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cvo"))
+        .args(["dt", "reconcile", "--now", NOW, "-f", "-"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let mut head = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // The read end is closed here.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(&head, b"apiVersion: v1\nk");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
 /// What is wrong with the input says where: the field of a type error, the line of a YAML
 /// syntax error, the near miss of a field the API server would drop; a Secret's stringData is
 /// folded into data; JSON documents separated by `---` are read.

@@ -2,6 +2,7 @@
 //! reclaimer, the provisioners and the SpaceRequest reconciler over objects read from a file
 //! until nothing changes, and prints the objects as they end up.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -134,32 +135,64 @@ fn unbound(report: &Report) -> Vec<Unbound> {
 }
 
 fn print(report: &Report, unbound: &[Unbound], format: DtFormat) -> anyhow::Result<()> {
-    let text = match format {
-        DtFormat::Yaml => yaml_stream(&report.world)?,
-        DtFormat::Json => serde_json::to_string_pretty(&json!({
-            "objects": report.world.objects().map(Object::to_value).collect::<Vec<_>>(),
-            "errors": report.errors,
-            "unbound": unbound,
-            "rounds": report.rounds,
-            "converged": report.converged,
-        }))?,
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    let written = match format {
+        DtFormat::Yaml => write_yaml_stream(&report.world, &mut out),
+        DtFormat::Json => write_json(report, unbound, &mut out),
     };
-    outln!("{}", text.trim_end());
-    Ok(())
+    let written = written.and_then(|()| out.flush().context(STDOUT));
+    if let Err(e) = &written {
+        super::exit_if_broken_pipe(e);
+    }
+    written
+}
+
+const STDOUT: &str = "cannot write to standard output";
+
+fn write_json(
+    report: &Report,
+    unbound: &[Unbound],
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<()> {
+    let value = json!({
+        "objects": report.world.objects().map(Object::to_value).collect::<Vec<_>>(),
+        "errors": report.errors,
+        "unbound": unbound,
+        "rounds": report.rounds,
+        "converged": report.converged,
+    });
+    serde_json::to_writer_pretty(&mut *out, &value).context(STDOUT)?;
+    out.write_all(b"\n").context(STDOUT)
 }
 
 /// The objects as a YAML stream, as `serde_saphyr::to_string_multiple` writes them (each
-/// document, then `---` lines between them), the documents written on every core: on 100,000
-/// objects writing them one after the other was a fifth of the command's time (BENCHMARKS.md).
-/// Each is written by `yaml::write_document` (serde_saphyr's bytes, written faster).
-fn yaml_stream(world: &World) -> anyhow::Result<String> {
+/// document, then `---` lines between them; the last one's trailing blank lines trimmed, as
+/// the command always printed it), each written by `yaml::to_document` (serde_saphyr's bytes,
+/// written faster). A batch of documents at a time, each batch's on every core: on 100,000
+/// objects writing them one after the other was a fifth of the command's time, and holding the
+/// whole stream (71 MB, then a copy to print) most of its memory (BENCHMARKS.md).
+fn write_yaml_stream(world: &World, out: &mut impl std::io::Write) -> anyhow::Result<()> {
     use rayon::prelude::*;
+    const BATCH: usize = 4096;
     let objects: Vec<&Object> = world.objects().collect();
-    let documents = (objects.par_iter())
-        .map(|o| crate::yaml::to_document(&o.to_value()))
-        .collect::<Result<Vec<String>, _>>()
-        .context("cannot write the objects as YAML")?;
-    Ok(documents.join("---\n"))
+    let batches = objects.chunks(BATCH).count();
+    for (b, batch) in objects.chunks(BATCH).enumerate() {
+        let documents = (batch.par_iter())
+            .map(|o| crate::yaml::to_document(&o.to_value()))
+            .collect::<Result<Vec<String>, _>>()
+            .context("cannot write the objects as YAML")?;
+        for (i, document) in documents.iter().enumerate() {
+            if b > 0 || i > 0 {
+                out.write_all(b"---\n").context(STDOUT)?;
+            }
+            match b + 1 == batches && i + 1 == documents.len() {
+                true => writeln!(out, "{}", document.trim_end()),
+                false => out.write_all(document.as_bytes()),
+            }
+            .context(STDOUT)?;
+        }
+    }
+    Ok(())
 }
 
 /// Success only when the objects settled without errors (and, with `--require-bound`, every
@@ -194,5 +227,40 @@ fn verdict(report: &Report, unbound: &[Unbound], require_bound: bool) -> ExitCod
     match report.converged && report.errors.is_empty() && bound {
         true => ExitCode::SUCCESS,
         false => ExitCode::FAILURE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::deployment_targets::testing::{claim, namespace, target, world};
+
+    /// The stream as it was written before batches: every document, joined, the end trimmed.
+    fn joined(world: &World) -> String {
+        let documents: Vec<String> = (world.objects())
+            .map(|o| crate::yaml::to_document(&o.to_value()).unwrap())
+            .collect();
+        format!("{}\n", documents.join("---\n").trim_end())
+    }
+
+    fn streamed(world: &World) -> String {
+        let mut out = Vec::new();
+        write_yaml_stream(world, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_yaml_stream_written_in_batches_is_the_stream_joined() {
+        let small = world([target("dt", "cls").object(), claim("c", "cls").object()]);
+        assert_eq!(streamed(&small), joined(&small));
+        // Two batches and a part: the separators between batches, the end trimmed once.
+        let many = world((0..9000).map(|i| {
+            let mut n = namespace(&format!("ns-{i:05}"), &[("team", "a")]);
+            n.metadata.annotations = Some([("note".to_owned(), "last\n\n".to_owned())].into());
+            Object::Namespace(n)
+        }));
+        let text = streamed(&many);
+        assert_eq!(text, joined(&many));
+        assert_eq!(text.matches("\n---\n").count(), 8999);
     }
 }

@@ -538,6 +538,17 @@ pub fn emit(line: &str) {
     }
 }
 
+/// Ends the process quietly (exit 0) when `error` is standard output's reader having gone
+/// (`cvo ... | head`), as [`emit`] does; otherwise returns.
+pub fn exit_if_broken_pipe(error: &anyhow::Error) {
+    let broken = (error.chain())
+        .filter_map(|e| e.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe);
+    if broken {
+        std::process::exit(0);
+    }
+}
+
 fn init_logging(format: LogFormat, default_level: &str) {
     use std::io::IsTerminal as _;
     // kube-client logs each failed request at ERROR itself; cvo reports them with context.

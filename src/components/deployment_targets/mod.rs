@@ -52,7 +52,7 @@ pub mod reclaim;
 pub mod request_uri;
 pub mod space_request;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 pub mod tracking;
 pub mod types;
 pub mod webhook;
