@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::fields::{CompiledSchema, UnknownField, schema_of};
 use super::model::{Kind, Object, ObjectRef, World};
+use super::tracking::Hashing;
 use crate::suggest::suggest;
 use crate::yaml::{
     Chunk, Position, is_json_stream, parse_document, split_stream, split_yaml_stream,
@@ -50,8 +51,12 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
         .enumerate()
         .map(|(index, chunk)| (chunk.line, read_document(chunk, index + 1, &schemas)))
         .collect();
-    let mut loaded = Loaded::default();
-    let mut seen: HashMap<ObjectRef, usize> = HashMap::new();
+    let mut loaded = Loaded {
+        world: World::with_capacity(documents.len()),
+        warnings: Vec::new(),
+    };
+    let mut seen: HashMap<ObjectRef, usize, Hashing> =
+        HashMap::with_capacity_and_hasher(documents.len(), Hashing::default());
     for (index, (line, items)) in documents.into_iter().enumerate() {
         let document = index + 1;
         let at = |message: String| LoadError::Document {

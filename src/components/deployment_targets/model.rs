@@ -408,8 +408,40 @@ impl World {
         }
         let reference = object.reference();
         self.note_change(&reference);
+        // Replacing an object keeps both maps' keys (no copy of the reference, no rebalancing).
+        if let Some(stored) = self.by_key.get_mut(&reference) {
+            *stored = Arc::clone(&object);
+            if let Some(stored) = self.objects.get_mut(&reference) {
+                *stored = object;
+            }
+            return;
+        }
+        if let Some(t) = &mut self.tracking {
+            t.created(reference.clone());
+        }
         self.by_key.insert(reference.clone(), Arc::clone(&object));
         self.objects.insert(reference, object);
+    }
+
+    /// A world with room for `objects` objects in its look-up map (which otherwise grows,
+    /// rehashing, while a stream is read).
+    pub fn with_capacity(objects: usize) -> Self {
+        World {
+            by_key: HashMap::with_capacity_and_hasher(objects, Hashing::default()),
+            ..World::default()
+        }
+    }
+
+    /// Whether the world holds this object. Not a read a reconcile may make (it is not noted):
+    /// for the offline simulator's own bookkeeping.
+    pub(super) fn contains(&self, reference: &ObjectRef) -> bool {
+        self.by_key.contains_key(reference)
+    }
+
+    /// The objects created while tracking since the last call (a reference may repeat, or
+    /// name an object gone since).
+    pub(super) fn take_created(&mut self) -> Vec<ObjectRef> {
+        (self.tracking.as_mut()).map_or_else(Vec::new, |t| t.take_created())
     }
 
     /// A World of these shared objects, given in key order (as an index's ranges give them).
@@ -483,7 +515,8 @@ impl World {
 
     /// Starts tracking reads and changes (the offline simulator's [`World::begin_reads`]).
     pub fn track(&mut self) {
-        self.tracking.get_or_insert_with(Default::default);
+        let objects = self.by_key.len();
+        (self.tracking).get_or_insert_with(|| Box::new(Tracking::with_capacity(objects)));
     }
 
     /// Stops tracking and forgets what was tracked.
@@ -679,8 +712,9 @@ impl KubeconfigTemplate {
             "current-context": "target",
             "users": [{"name": self.user, "user": {"token": token}}],
         });
-        // A JSON value of strings and booleans always has a YAML form.
-        serde_saphyr::to_string(&config).unwrap_or_default()
+        // serde_saphyr's bytes, written faster. A JSON value of strings and booleans always
+        // has a YAML form.
+        crate::yaml::to_document(&config).unwrap_or_default()
     }
 }
 

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use foldhash::fast::FixedState;
 
-use super::model::Kind;
+use super::model::{Kind, ObjectRef};
 
 /// One thing a reconcile read, hashed.
 pub type ReadKey = u64;
@@ -60,6 +60,8 @@ pub struct Tracking {
     tick: u64,
     /// The tick of the last change to each key.
     changed: HashMap<ReadKey, u64, Hashing>,
+    /// The objects created since [`Tracking::take_created`].
+    created: Vec<ObjectRef>,
 }
 
 impl Clone for Tracking {
@@ -68,6 +70,7 @@ impl Clone for Tracking {
             reads: Mutex::new(self.lock().clone()),
             tick: self.tick,
             changed: self.changed.clone(),
+            created: self.created.clone(),
         }
     }
 }
@@ -80,6 +83,24 @@ pub struct Reads {
 }
 
 impl Tracking {
+    /// Room for the changes of about `objects` objects.
+    pub fn with_capacity(objects: usize) -> Self {
+        Tracking {
+            changed: HashMap::with_capacity_and_hasher(objects, Hashing::default()),
+            ..Tracking::default()
+        }
+    }
+
+    /// Notes that an object was created.
+    pub fn created(&mut self, reference: ObjectRef) {
+        self.created.push(reference);
+    }
+
+    /// The objects created since the last call.
+    pub fn take_created(&mut self) -> Vec<ObjectRef> {
+        std::mem::take(&mut self.created)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<ReadKey>>> {
         // A panic while the lock was held leaves the reads as they were: still usable.
         self.reads.lock().unwrap_or_else(|e| e.into_inner())
