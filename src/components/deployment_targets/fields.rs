@@ -271,7 +271,13 @@ fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
 
 /// `value` as a `T`, or the error with the path of the field it is in (`spec.claimRef: invalid
 /// type: map, expected a string`).
+///
+/// Read first without noting the path (which copies every key read): only a value that does
+/// not read is read again, noting it, for the error.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    if let Ok(read) = T::deserialize(&value) {
+        return Ok(read);
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         match path.as_str() {
