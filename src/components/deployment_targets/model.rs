@@ -444,6 +444,12 @@ impl World {
         (self.tracking.as_mut()).map_or_else(Vec::new, |t| t.take_created())
     }
 
+    /// Whether an object was removed while tracking since the last call (always, when not
+    /// tracking).
+    pub(super) fn take_removed(&mut self) -> bool {
+        (self.tracking.as_mut()).is_none_or(|t| t.take_removed())
+    }
+
     /// A World of these shared objects, given in key order (as an index's ranges give them).
     pub fn from_sorted(objects: impl IntoIterator<Item = (ObjectRef, Arc<Object>)>) -> Self {
         let objects: BTreeMap<ObjectRef, Arc<Object>> = objects.into_iter().collect();
@@ -478,6 +484,9 @@ impl World {
         let removed = self.objects.remove(reference)?;
         self.by_key.remove(reference);
         self.note_change(reference);
+        if let Some(t) = &mut self.tracking {
+            t.removed();
+        }
         Some(Arc::unwrap_or_clone(removed))
     }
 

@@ -82,8 +82,8 @@ pub fn run_rounds(mut world: World, ctx: &Context, max_rounds: usize, which: Rou
         converged = !round(&mut world, ctx, &mut errors, &mut due).changed;
         match which {
             Rounds::SkipUnchanged => {
-                let created = world.take_created();
-                refresh(&mut due, &world, created);
+                let (created, removed) = (world.take_created(), world.take_removed());
+                refresh(&mut due, &world, created, removed);
                 // Every test's run checks the list kept against the list rebuilt.
                 debug_assert!(
                     (due.iter().map(|d| &d.reference))
@@ -140,12 +140,14 @@ fn due_list(world: &World) -> Vec<Due> {
         .collect()
 }
 
-/// The next round's list from this one's: without the objects gone, with those `created`
-/// (each where the world's order puts it), what the others last read kept. What
-/// [`due_list`] would give, without copying every reference each round (a tenth of the
-/// 100,000-object run's loop, BENCHMARKS.md).
-fn refresh(due: &mut Vec<Due>, world: &World, mut created: Vec<ObjectRef>) {
-    due.retain(|d| world.contains(&d.reference));
+/// The next round's list from this one's: without the objects gone (when some were
+/// `removed`), with those `created` (each where the world's order puts it), what the others
+/// last read kept. What [`due_list`] would give, without copying every reference each round (a
+/// tenth of the 100,000-object run's loop, BENCHMARKS.md).
+fn refresh(due: &mut Vec<Due>, world: &World, mut created: Vec<ObjectRef>, removed: bool) {
+    if removed {
+        due.retain(|d| world.contains(&d.reference));
+    }
     created.retain(|r| reconciler(r.kind).is_some() && world.contains(r));
     if created.is_empty() {
         return;
@@ -478,8 +480,8 @@ mod tests {
         let mut rounds = vec![];
         loop {
             let r = round(&mut w, &ctx(), &mut errors, &mut due);
-            let created = w.take_created();
-            refresh(&mut due, &w, created);
+            let (created, removed) = (w.take_created(), w.take_removed());
+            refresh(&mut due, &w, created, removed);
             rounds.push(r.reconciled);
             if !r.changed {
                 break;

@@ -62,6 +62,8 @@ pub struct Tracking {
     changed: HashMap<ReadKey, u64, Hashing>,
     /// The objects created since [`Tracking::take_created`].
     created: Vec<ObjectRef>,
+    /// Whether an object was removed since [`Tracking::take_removed`].
+    removed: bool,
 }
 
 impl Clone for Tracking {
@@ -71,6 +73,7 @@ impl Clone for Tracking {
             tick: self.tick,
             changed: self.changed.clone(),
             created: self.created.clone(),
+            removed: self.removed,
         }
     }
 }
@@ -99,6 +102,16 @@ impl Tracking {
     /// The objects created since the last call.
     pub fn take_created(&mut self) -> Vec<ObjectRef> {
         std::mem::take(&mut self.created)
+    }
+
+    /// Notes that an object was removed.
+    pub fn removed(&mut self) {
+        self.removed = true;
+    }
+
+    /// Whether an object was removed since the last call.
+    pub fn take_removed(&mut self) -> bool {
+        std::mem::take(&mut self.removed)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<ReadKey>>> {
