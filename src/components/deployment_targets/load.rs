@@ -4,6 +4,7 @@
 //! it is being deleted.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use k8s_openapi::ByteString;
@@ -81,7 +82,7 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
                     .push(format!("document {document}: {warning}"));
                 continue;
             }
-            loaded.world.insert(object);
+            loaded.world.insert_shared(object);
         }
     }
     Ok(loaded)
@@ -89,7 +90,9 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
 
 /// One object of a document as read, with the fields the API server would drop, or what is
 /// wrong with it.
-type Read = Result<(Object, Vec<UnknownField>), String>;
+/// Shared from the start: the thread that reads it allocates the object where the world will
+/// hold it (no copy of every object when the world takes them).
+type Read = Result<(Arc<Object>, Vec<UnknownField>), String>;
 
 /// The objects of one document (`document` counts from 1), each read on its own: an error in
 /// one item of a `List` comes after the items before it.
@@ -269,7 +272,7 @@ fn object(mut value: Value, schemas: &Schemas) -> Read {
     if let Object::Secret(secret) = &mut object {
         fold_string_data(secret);
     }
-    Ok((object, unknown))
+    Ok((Arc::new(object), unknown))
 }
 
 /// `stringData` goes into `data` (its values win), as the API server stores a Secret: it keeps
