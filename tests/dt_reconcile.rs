@@ -542,8 +542,17 @@ spec: {provisioner: example.com/manual, reclaimPolicy: Retain}
 
 /// Runs on standard input (`-o json`, `extra` flags): exit code, standard output and error.
 fn on_stdin(text: &str, extra: &[&str]) -> (i32, String, String) {
+    on_stdin_with(text, "json", extra)
+}
+
+/// [`on_stdin`] in an output format.
+fn on_stdin_as(text: &str, format: &str) -> (i32, String, String) {
+    on_stdin_with(text, format, &[])
+}
+
+fn on_stdin_with(text: &str, format: &str, extra: &[&str]) -> (i32, String, String) {
     let out = cvo()
-        .args(["dt", "reconcile", "-o", "json", "--now", NOW, "-f", "-"])
+        .args(["dt", "reconcile", "-o", format, "--now", NOW, "-f", "-"])
         .args(extra)
         .write_stdin(text.to_owned())
         .output()
@@ -682,36 +691,58 @@ fn an_empty_input_fails() {
 }
 
 /// A reader that stops early (`cvo dt reconcile ... | head`) ends the command quietly, as
-/// for every other command: exit 0, no error, though the stream was cut short.
+/// for every other command: exit 0, no error, though the stream was cut short. The output is
+/// several times the command's 1 MiB buffer, so the reader goes while it writes, not only at
+/// its last flush; the JSON too.
 #[test]
 fn a_reader_that_stops_early_ends_it_quietly() {
     use std::io::{Read as _, Write as _};
     use std::process::{Command, Stdio};
-    // Far more than a pipe holds (about 200 bytes a namespace).
-    let input: String = (0..5000)
+    let input: String = (0..25_000)
         .map(|i| format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{i}\n---\n"))
         .collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cvo"))
-        .args(["dt", "reconcile", "--now", NOW, "-f", "-"])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let mut head = [0u8; 16];
-    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
-    // The read end is closed here.
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(&head, b"apiVersion: v1\nk");
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    for (format, start) in [
+        ("yaml", &b"apiVersion: v1\nk"[..]),
+        ("json", b"{\n  \"converged\""),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cvo"))
+            .args(["dt", "reconcile", "--now", NOW, "-f", "-", "-o", format])
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let mut head = vec![0u8; start.len()];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        // The read end is closed here.
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&head),
+            String::from_utf8_lossy(start)
+        );
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{format}");
+    }
+}
+
+/// Objects all deleted by the end (a claim being deleted whose finalizer the binder takes off)
+/// leave an empty stream: an empty line, exit 0.
+#[test]
+fn a_world_left_empty_prints_an_empty_line() {
+    let claim = "apiVersion: appstudio.redhat.com/v1alpha1
+kind: DeploymentTargetClaim
+metadata: {name: c, namespace: ns, deletionTimestamp: \"2024-05-01T12:00:00Z\", finalizers: [binder.appstudio.redhat.com/finalizer]}
+spec: {deploymentTargetClassName: cls}
+";
+    let (code, stdout, stderr) = on_stdin_as(claim, "yaml");
+    assert_eq!((code, stdout.as_str()), (0, "\n"), "{stderr}");
 }
 
 /// What is wrong with the input says where: the field of a type error, the line of a YAML
