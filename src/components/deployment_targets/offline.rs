@@ -130,13 +130,8 @@ struct Due {
 /// Every object some reconciler handles, in the world's order, none reconciled yet.
 fn due_list(world: &World) -> Vec<Due> {
     (world.objects())
-        .filter_map(|o| {
-            reconciler(o.kind()).map(|reconcile| Due {
-                reference: o.reference(),
-                reconcile,
-                reads: None,
-            })
-        })
+        .filter(|o| reconciler(o.kind()).is_some())
+        .filter_map(|o| due_entry(o.reference()))
         .collect()
 }
 
@@ -167,6 +162,7 @@ fn refresh(due: &mut Vec<Due>, world: &World, mut created: Vec<ObjectRef>, remov
     due.extend(created.filter_map(due_entry));
 }
 
+/// A new entry for `reference`, none for a kind no reconciler handles.
 fn due_entry(reference: ObjectRef) -> Option<Due> {
     reconciler(reference.kind).map(|reconcile| Due {
         reference,
