@@ -38,6 +38,46 @@ report() {
 }
 trap report EXIT
 
+# A debug build of every target from nothing takes ~6 GB under the target directory, and a warm
+# one whose dependencies changed holds the old and the new binaries until the prune below. Say
+# so before a link dies of a full disk (SIGBUS, "No space left on device").
+target_dir=${CARGO_TARGET_DIR:-target}
+df_dir=$target_dir
+while [ ! -d "$df_dir" ]; do df_dir=$(dirname "$df_dir"); done
+free_gb=$(($(df -Pk "$df_dir" | awk 'NR == 2 { print $4 }') / 1024 / 1024))
+if [ "$free_gb" -lt 12 ]; then
+  echo "warning: ${free_gb} GB free on the file system of $target_dir; the build may need 12 GB." \
+    "Free some space (cargo clean, or delete $target_dir/debug/incremental)" >&2
+fi
+run_stamp=$(mktemp)
+
+# prune_target ARTIFACTS_JSON: cargo never deletes what it built, so every change of a
+# dependency's version (a new hash in each test binary's name) left ~30 binaries behind, and the
+# incremental caches of older builds stayed too: a cached target directory grew by GBs a run
+# until the disk filled. This keeps the executables and the cvo library this build listed, files
+# with a second link (cargo's copy of the newest binary under its plain name, debug/cvo), and
+# the incremental caches this run used.
+prune_target() {
+  local json=$1 keep dir f
+  keep=$(mktemp)
+  grep -o '"executable":"[^"]*"' "$json" | sed 's/^"executable":"//; s/"$//' >"$keep"
+  grep -o '"[^"]*/deps/libcvo-[0-9a-f]*\.rlib"' "$json" | tr -d '"' >>"$keep"
+  for dir in $(grep -o '"[^"]*/deps/[^"/]*"' "$json" | tr -d '"' | sed 's|/deps/[^/]*$||' | sort -u); do
+    for f in "$dir"/deps/* "$dir"/examples/*; do
+      [ -f "$f" ] && [ "$(stat -c %h "$f")" = 1 ] || continue
+      case $(basename "$f") in
+      libcvo-*.rlib) ;;
+      *.*) continue ;;
+      *) [ -x "$f" ] || continue ;;
+      esac
+      grep -qxF "$f" "$keep" || rm -f "$f" "${f%.rlib}.d"
+    done
+    [ ! -d "$dir/incremental" ] ||
+      find "$dir/incremental" -mindepth 1 -maxdepth 1 -type d ! -newer "$run_stamp" -exec rm -rf {} +
+  done
+  rm -f "$keep"
+}
+
 phase "hack/install-deps.sh"
 hack/install-deps.sh
 
@@ -78,7 +118,10 @@ cargo clippy --no-default-features --locked -- -D warnings
 phase "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
 phase "cargo test --no-run"
-cargo test --all-targets --locked --no-run
+artifacts=$(mktemp)
+cargo test --all-targets --locked --no-run --message-format=json-render-diagnostics >"$artifacts"
+prune_target "$artifacts"
+rm -f "$artifacts" "$run_stamp"
 
 phase "wait for the Go builds"
 go_status=0
