@@ -52,26 +52,23 @@ fi
 run_stamp=$(mktemp)
 
 # prune_target ARTIFACTS_JSON: cargo never deletes what it built, so every change of a
-# dependency's version (a new hash in each test binary's name) left ~30 binaries behind, and the
-# incremental caches of older builds stayed too: a cached target directory grew by GBs a run
-# until the disk filled. This keeps the executables and the cvo library this build listed, files
-# with a second link (cargo's copy of the newest binary under its plain name, debug/cvo), and
-# the incremental caches this run used.
+# dependency's version or of the profile (a new hash in every file name) left the binaries and
+# libraries of the older builds behind, and the incremental caches of older builds stayed too:
+# a cached target directory grew by GBs a run until the disk filled. This keeps the executables
+# and libraries (rlib, rmeta, proc-macro .so) that this run's builds listed (cargo lists the
+# fresh ones too), files with a second link (cargo's copy of the newest binary under its plain
+# name, debug/cvo), and the incremental caches this run used.
 prune_target() {
-  local json=$1 keep dir f
+  local json=$1 keep dir
   keep=$(mktemp)
   grep -o '"executable":"[^"]*"' "$json" | sed 's/^"executable":"//; s/"$//' >"$keep"
-  grep -o '"[^"]*/deps/libcvo-[0-9a-f]*\.rlib"' "$json" | tr -d '"' >>"$keep"
+  grep -o '"[^"]*/deps/lib[^"/]*\.\(rlib\|rmeta\|so\)"' "$json" | tr -d '"' >>"$keep"
   for dir in $(grep -o '"[^"]*/deps/[^"/]*"' "$json" | tr -d '"' | sed 's|/deps/[^/]*$||' | sort -u); do
-    for f in "$dir"/deps/* "$dir"/examples/*; do
-      [ -f "$f" ] && [ "$(stat -c %h "$f")" = 1 ] || continue
-      case $(basename "$f") in
-      libcvo-*.rlib) ;;
-      *.*) continue ;;
-      *) [ -x "$f" ] || continue ;;
-      esac
-      grep -qxF "$f" "$keep" || rm -f "$f" "${f%.rlib}.d"
-    done
+    # A link that died (full disk, a killed run) leaves its output's temporary file.
+    find "$dir/deps" -maxdepth 1 -type f -name '*.tmp*' ! -newer "$run_stamp" -delete
+    find "$dir/deps" "$dir/examples" -maxdepth 1 -type f -links 1 \
+      \( -name 'lib*.rlib' -o -name 'lib*.rmeta' -o -name 'lib*.so' -o \( ! -name '*.*' -perm -u+x \) \) 2>/dev/null |
+      grep -vxF -f "$keep" | xargs -r -d '\n' rm -f
     [ ! -d "$dir/incremental" ] ||
       find "$dir/incremental" -mindepth 1 -maxdepth 1 -type d ! -newer "$run_stamp" -exec rm -rf {} +
   done
@@ -106,20 +103,22 @@ go_pid=$!
 
 # clippy and doc share the dependencies' metadata builds (check mode); the test build then
 # compiles each crate once more into code, which no lint pass can share.
+# Every build lists what it used (JSON on stdout; its messages still go to stderr as text), so
+# that prune_target keeps exactly those files.
+artifacts=$(mktemp)
 phase "cargo clippy"
-cargo clippy --all-targets --locked -- -D warnings
+cargo clippy --all-targets --locked --message-format=json-render-diagnostics -- -D warnings >>"$artifacts"
 # The fuzz crate resolves the main crate's dependencies as Cargo.lock pins them (as hack/fuzz.sh).
 if [ ! -e fuzz/Cargo.lock ] || [ Cargo.lock -nt fuzz/Cargo.lock ]; then
   cp Cargo.lock fuzz/Cargo.lock
 fi
 # The render-only build (no cluster, no registry client) must keep compiling.
 phase "cargo clippy --no-default-features"
-cargo clippy --no-default-features --locked -- -D warnings
+cargo clippy --no-default-features --locked --message-format=json-render-diagnostics -- -D warnings >>"$artifacts"
 phase "cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet --message-format=json-render-diagnostics >>"$artifacts"
 phase "cargo test --no-run"
-artifacts=$(mktemp)
-cargo test --all-targets --locked --no-run --message-format=json-render-diagnostics >"$artifacts"
+cargo test --all-targets --locked --no-run --message-format=json-render-diagnostics >>"$artifacts"
 prune_target "$artifacts"
 rm -f "$artifacts" "$run_stamp"
 
