@@ -59,20 +59,29 @@ run_stamp=$(mktemp)
 # fresh ones too), files with a second link (cargo's copy of the newest binary under its plain
 # name, debug/cvo), and the incremental caches this run used.
 prune_target() {
-  local json=$1 keep dir
+  local json=$1 keep candidates stale dir
   keep=$(mktemp)
-  grep -o '"executable":"[^"]*"' "$json" | sed 's/^"executable":"//; s/"$//' >"$keep"
-  grep -o '"[^"]*/deps/lib[^"/]*\.\(rlib\|rmeta\|so\)"' "$json" | tr -d '"' >>"$keep"
-  for dir in $(grep -o '"[^"]*/deps/[^"/]*"' "$json" | tr -d '"' | sed 's|/deps/[^/]*$||' | sort -u); do
+  candidates=$(mktemp)
+  stale=$(mktemp)
+  # (grep exits 1 when nothing matches, and find when a directory is missing: neither is an
+  # error here, under set -e and pipefail.)
+  grep -o '"executable":"[^"]*"' "$json" | sed 's/^"executable":"//; s/"$//' >"$keep" || true
+  grep -o '"[^"]*/deps/lib[^"/]*\.\(rlib\|rmeta\|so\)"' "$json" | tr -d '"' >>"$keep" || true
+  for dir in $(grep -o '"[^"]*/deps/[^"/]*"' "$json" | tr -d '"' | sed 's|/deps/[^/]*$||' | sort -u || true); do
     # A link that died (full disk, a killed run) leaves its output's temporary file.
-    find "$dir/deps" -maxdepth 1 -type f -name '*.tmp*' ! -newer "$run_stamp" -delete
+    find "$dir/deps" -maxdepth 1 -type f -name '*.tmp*' ! -newer "$run_stamp" -delete || true
     find "$dir/deps" "$dir/examples" -maxdepth 1 -type f -links 1 \
-      \( -name 'lib*.rlib' -o -name 'lib*.rmeta' -o -name 'lib*.so' -o \( ! -name '*.*' -perm -u+x \) \) 2>/dev/null |
-      grep -vxF -f "$keep" | xargs -r -d '\n' rm -f
+      \( -name 'lib*.rlib' -o -name 'lib*.rmeta' -o -name 'lib*.so' -o \( ! -name '*.*' -perm -u+x \) \) \
+      >>"$candidates" 2>/dev/null || true
     [ ! -d "$dir/incremental" ] ||
       find "$dir/incremental" -mindepth 1 -maxdepth 1 -type d ! -newer "$run_stamp" -exec rm -rf {} +
   done
-  rm -f "$keep"
+  grep -vxF -f "$keep" "$candidates" >"$stale" || true
+  if [ -s "$stale" ]; then
+    echo "==> pruned $(wc -l <"$stale") files of earlier builds ($(xargs -d '\n' du -cm <"$stale" | tail -1 | cut -f1) MB)"
+    xargs -d '\n' rm -f <"$stale"
+  fi
+  rm -f "$keep" "$candidates" "$stale"
 }
 
 phase "hack/install-deps.sh"

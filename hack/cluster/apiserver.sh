@@ -31,14 +31,18 @@ start)
   eval "cmd=($(cat "$dir/kube-apiserver.cmd"))"
   # shellcheck disable=SC2154
   "${cmd[@]}" </dev/null >>"$dir/kube-apiserver.log" 2>&1 &
-  echo $! >"$dir/kube-apiserver.pid"
+  apiserver_pid=$!
+  echo "$apiserver_pid" >"$dir/kube-apiserver.pid"
   deadline=$((SECONDS + ${CVO_CLUSTER_START_TIMEOUT:-60}))
   while [ "$SECONDS" -lt "$deadline" ]; do
     if [ "$(readyz "")" = ok ]; then
       log "kube-apiserver in $dir ready again at $(server_url)"
       exit 0
     fi
-    pid_is_ours "$dir/kube-apiserver.pid" "$dir" || die "kube-apiserver exited; see $dir/kube-apiserver.log"
+    if ! child_running "$apiserver_pid"; then
+      ended_how "$apiserver_pid"
+      die "kube-apiserver $how; see $dir/kube-apiserver.log"
+    fi
     sleep 0.25
   done
   die "kube-apiserver /readyz not ok after ${CVO_CLUSTER_START_TIMEOUT:-60}s; see $dir/kube-apiserver.log"

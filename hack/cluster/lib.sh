@@ -69,6 +69,24 @@ pid_is_ours() {
   { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$2"
 }
 
+# child_running PID: true while PID, a child this script started and has not waited for, runs.
+# Its PID cannot be reused before the wait, so no command-line check is needed (pid_is_ours is
+# for processes another script started).
+child_running() { kill -0 "$1" 2>/dev/null; }
+
+# ended_how PID: sets `how` to how a child this script started ended ("exited with status 1",
+# "was killed by signal 9 (KILL)"), for the error that reports it. (Not a command substitution:
+# a subshell cannot wait for its parent's child.)
+ended_how() {
+  local status=0
+  wait "$1" 2>/dev/null || status=$?
+  if [ "$status" -gt 128 ]; then
+    how="was killed by signal $((status - 128)) ($(kill -l $((status - 128)) 2>/dev/null || echo '?'))"
+  else
+    how="exited with status $status"
+  fi
+}
+
 # stop_pidfile PIDFILE DIR NAME: SIGTERM, then SIGKILL after CVO_CLUSTER_STOP_TIMEOUT seconds.
 stop_pidfile() {
   local pidfile="$1" dir="$2" name="$3" pid i deadline
