@@ -78,7 +78,7 @@ prune_target() {
   done
   grep -vxF -f "$keep" "$candidates" >"$stale" || true
   if [ -s "$stale" ]; then
-    echo "==> pruned $(wc -l <"$stale") files of earlier builds ($(xargs -d '\n' du -cm <"$stale" | tail -1 | cut -f1) MB)"
+    echo "==> pruned what earlier builds left: $(wc -l <"$stale") file(s), $(xargs -d '\n' du -cm <"$stale" | tail -1 | cut -f1) MB"
     xargs -d '\n' rm -f <"$stale"
   fi
   rm -f "$keep" "$candidates" "$stale"
