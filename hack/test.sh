@@ -10,6 +10,7 @@
 #   CVO_REQUIRE_UPSTREAM=1  # fail (instead of skip) when the upstream oracle cannot be built
 #   CVO_REQUIRE_GPG=1       # fail (instead of skip) when GnuPG is missing (the signature tests)
 #   CVO_REQUIRE_PROMETHEUS=1 # fail (instead of skip) when Prometheus is missing (the risk tests)
+#   CVO_PRUNE_TARGET=1      # delete what earlier builds left in the target directory (CI's cache)
 #
 # Coverage-guided fuzzing is not part of it (hack/fuzz.sh); the fuzz seeds and regressions are
 # replayed by tests/fuzz_replay.rs in the normal test build.
@@ -31,6 +32,7 @@ phase() {
 }
 report() {
   local status=$?
+  rm -f "${run_stamp:-}" "${artifacts:-}"
   [ -z "$phase_name" ] || phase "" # records the phase running when the script stopped
   echo "==> phase times"
   printf '%s\n' "${phases[@]}"
@@ -50,35 +52,41 @@ if [ "$free_gb" -lt 12 ]; then
     "Free some space (cargo clean, or delete $target_dir/debug/incremental)" >&2
 fi
 run_stamp=$(mktemp)
+artifacts=$(mktemp)
 
-# prune_target ARTIFACTS_JSON: cargo never deletes what it built, so every change of a
-# dependency's version or of the profile (a new hash in every file name) left the binaries and
-# libraries of the older builds behind, and the incremental caches of older builds stayed too:
-# a cached target directory grew by GBs a run until the disk filled. This keeps the executables
-# and libraries (rlib, rmeta, proc-macro .so) that this run's builds listed (cargo lists the
-# fresh ones too), files with a second link (cargo's copy of the newest binary under its plain
-# name, debug/cvo), and the incremental caches this run used.
+# prune_target ARTIFACTS_JSON, with CVO_PRUNE_TARGET=1 (.ci/run sets it): cargo never deletes
+# what it built, so every change of a dependency's version or of the profile (a new hash in
+# every file name) left the binaries and libraries of the older builds behind, with their
+# incremental caches: CI's cached target directory grew by GBs a run until the disk filled.
+# This deletes, under debug/deps and debug/examples, the executables and libraries (rlib,
+# rmeta, proc-macro .so) that none of this run's builds listed (cargo lists the fresh ones too)
+# and that have no second link (cargo's copy of the newest binary under its plain name,
+# debug/cvo); temporary files of links that died; incremental caches no build has written for
+# a day (a target that stayed fresh does not write its cache, which stays valid). Off by
+# default: on a developer's directory it would also delete what other builds made (an IDE's
+# cargo check, a build with other features), which then only costs rebuilds.
 prune_target() {
   local json=$1 keep candidates stale dir
   keep=$(mktemp)
   candidates=$(mktemp)
   stale=$(mktemp)
-  # (grep exits 1 when nothing matches, and find when a directory is missing: neither is an
+  # Every path the builds listed is kept (also those of the example's check, under examples/).
+  # (grep exits 1 when nothing matches and find when a directory is missing: neither is an
   # error here, under set -e and pipefail.)
-  grep -o '"executable":"[^"]*"' "$json" | sed 's/^"executable":"//; s/"$//' >"$keep" || true
-  grep -o '"[^"]*/deps/lib[^"/]*\.\(rlib\|rmeta\|so\)"' "$json" | tr -d '"' >>"$keep" || true
-  for dir in $(grep -o '"[^"]*/deps/[^"/]*"' "$json" | tr -d '"' | sed 's|/deps/[^/]*$||' | sort -u || true); do
+  grep -o '"/[^"]*"' "$json" | tr -d '"' | sort -u >"$keep" || true
+  while IFS= read -r dir; do
+    [ -d "$dir/incremental" ] &&
+      find "$dir/incremental" -mindepth 1 -maxdepth 1 -type d -mmin +1440 -exec rm -rf {} + || true
     # A link that died (full disk, a killed run) leaves its output's temporary file.
     find "$dir/deps" -maxdepth 1 -type f -name '*.tmp*' ! -newer "$run_stamp" -delete || true
     find "$dir/deps" "$dir/examples" -maxdepth 1 -type f -links 1 \
       \( -name 'lib*.rlib' -o -name 'lib*.rmeta' -o -name 'lib*.so' -o \( ! -name '*.*' -perm -u+x \) \) \
       >>"$candidates" 2>/dev/null || true
-    [ ! -d "$dir/incremental" ] ||
-      find "$dir/incremental" -mindepth 1 -maxdepth 1 -type d ! -newer "$run_stamp" -exec rm -rf {} +
-  done
+  done < <(grep '/deps/' "$keep" | sed 's|/deps/[^/]*$||' | sort -u || true)
   grep -vxF -f "$keep" "$candidates" >"$stale" || true
   if [ -s "$stale" ]; then
-    echo "==> pruned what earlier builds left: $(wc -l <"$stale") file(s), $(xargs -d '\n' du -cm <"$stale" | tail -1 | cut -f1) MB"
+    echo "==> pruned what earlier builds left: $(wc -l <"$stale") file(s)," \
+      "$(xargs -d '\n' du -m <"$stale" | awk '{ mb += $1 } END { print mb }') MB"
     xargs -d '\n' rm -f <"$stale"
   fi
   rm -f "$keep" "$candidates" "$stale"
@@ -114,7 +122,6 @@ go_pid=$!
 # compiles each crate once more into code, which no lint pass can share.
 # Every build lists what it used (JSON on stdout; its messages still go to stderr as text), so
 # that prune_target keeps exactly those files.
-artifacts=$(mktemp)
 phase "cargo clippy"
 cargo clippy --all-targets --locked --message-format=json-render-diagnostics -- -D warnings >>"$artifacts"
 # The fuzz crate resolves the main crate's dependencies as Cargo.lock pins them (as hack/fuzz.sh).
@@ -128,8 +135,7 @@ phase "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet --message-format=json-render-diagnostics >>"$artifacts"
 phase "cargo test --no-run"
 cargo test --all-targets --locked --no-run --message-format=json-render-diagnostics >>"$artifacts"
-prune_target "$artifacts"
-rm -f "$artifacts" "$run_stamp"
+[ "${CVO_PRUNE_TARGET:-}" != 1 ] || prune_target "$artifacts"
 
 phase "wait for the Go builds"
 go_status=0

@@ -69,9 +69,9 @@ pid_is_ours() {
   { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$2"
 }
 
-# child_running PID: true while PID, a child this script started and has not waited for, runs.
-# Its PID cannot be reused before the wait, so no command-line check is needed (pid_is_ours is
-# for processes another script started).
+# child_running PID: true while PID, a child this script started, runs. For the seconds a
+# start waits, a reuse of the PID after bash reaped the child is not a concern (at worst the
+# wait runs to its timeout); what is signalled is still checked with pid_is_ours.
 child_running() { kill -0 "$1" 2>/dev/null; }
 
 # ended_how PID: sets `how` to how a child this script started ended ("exited with status 1",
