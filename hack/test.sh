@@ -32,7 +32,7 @@ phase() {
 }
 report() {
   local status=$?
-  rm -f "${run_stamp:-}" "${artifacts:-}"
+  rm -f "${run_stamp:-}" "${artifacts:-}" "${go_log:-}"
   [ -z "$phase_name" ] || phase "" # records the phase running when the script stopped
   echo "==> phase times"
   printf '%s\n' "${phases[@]}"
