@@ -32,7 +32,7 @@ phase() {
 }
 report() {
   local status=$?
-  rm -f "${run_stamp:-}" "${artifacts:-}" "${go_log:-}"
+  rm -f "${artifacts:-}" "${go_log:-}"
   [ -z "$phase_name" ] || phase "" # records the phase running when the script stopped
   echo "==> phase times"
   printf '%s\n' "${phases[@]}"
@@ -51,7 +51,6 @@ if [ "$free_gb" -lt 12 ]; then
   echo "warning: ${free_gb} GB free on the file system of $target_dir; the build may need 12 GB." \
     "Free some space (cargo clean, or delete $target_dir/debug/incremental)" >&2
 fi
-run_stamp=$(mktemp)
 artifacts=$(mktemp)
 
 # prune_target ARTIFACTS_JSON, with CVO_PRUNE_TARGET=1 (.ci/run sets it): cargo never deletes
@@ -61,10 +60,11 @@ artifacts=$(mktemp)
 # This deletes, under debug/deps and debug/examples, the executables and libraries (rlib,
 # rmeta, proc-macro .so) that none of this run's builds listed (cargo lists the fresh ones too)
 # and that have no second link (cargo's copy of the newest binary under its plain name,
-# debug/cvo); temporary files of links that died; incremental caches no build has written for
-# a day (a target that stayed fresh does not write its cache, which stays valid). Off by
-# default: on a developer's directory it would also delete what other builds made (an IDE's
-# cargo check, a build with other features), which then only costs rebuilds.
+# debug/cvo), and temporary files of links that died (no link runs once the test build is
+# done); incremental caches no build has written for a day (a target that stayed fresh does
+# not write its cache, which stays valid). Off by default: on a developer's directory it would
+# also delete what other builds made (an IDE's cargo check, a build with other features),
+# which then only costs rebuilds.
 prune_target() {
   local json=$1 keep candidates stale dir
   keep=$(mktemp)
@@ -77,10 +77,9 @@ prune_target() {
   while IFS= read -r dir; do
     [ -d "$dir/incremental" ] &&
       find "$dir/incremental" -mindepth 1 -maxdepth 1 -type d -mmin +1440 -exec rm -rf {} + || true
-    # A link that died (full disk, a killed run) leaves its output's temporary file.
-    find "$dir/deps" -maxdepth 1 -type f -name '*.tmp*' ! -newer "$run_stamp" -delete || true
     find "$dir/deps" "$dir/examples" -maxdepth 1 -type f -links 1 \
-      \( -name 'lib*.rlib' -o -name 'lib*.rmeta' -o -name 'lib*.so' -o \( ! -name '*.*' -perm -u+x \) \) \
+      \( -name 'lib*.rlib' -o -name 'lib*.rmeta' -o -name 'lib*.so' -o -name '*.tmp*' \
+      -o \( ! -name '*.*' -perm -u+x \) \) \
       >>"$candidates" 2>/dev/null || true
   done < <(grep '/deps/' "$keep" | sed 's|/deps/[^/]*$||' | sort -u || true)
   grep -vxF -f "$keep" "$candidates" >"$stale" || true

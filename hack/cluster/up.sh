@@ -188,6 +188,22 @@ EOF
 # port_clash LOG: did the process die because its port was taken meanwhile?
 port_clash() { grep -qiE 'address already in use' "$1" 2>/dev/null; }
 
+# retry_after_death NAME LOG PID WHEN: NAME, started as PID writing LOG, died WHEN (before it
+# was ready): true, having said why, when the start is to be tried again (attempts 1 and 2 of
+# the loop below), false on the last; sets `how`. A lost port race is the known cause; a
+# kube-apiserver also died once within a second with nothing in its log, on a loaded CI
+# machine, and started at the next try.
+retry_after_death() {
+  local name="$1" log="$2" pid="$3" when="$4"
+  ended_how "$pid"
+  [ "$attempt" -lt 3 ] || return 1
+  if port_clash "$log"; then
+    log "$name lost a port race; retrying with other ports"
+  else
+    log "$name $how $when; retrying (its log: $(tail -n 3 "$log" | tr '\n' ' '))"
+  fi
+}
+
 fail() {
   local log="$1" msg="$2"
   {
@@ -227,16 +243,7 @@ for attempt in 1 2 3; do
   done
   if [ -z "$ok" ]; then
     if ! child_running "$etcd_pid"; then
-      ended_how "$etcd_pid"
-      if port_clash "$dir/etcd.log" && [ "$attempt" -lt 3 ]; then
-        log "etcd lost a port race; retrying with other ports"
-        continue
-      fi
-      # An early death with no cause in its log (seen once under load, log empty) is retried.
-      if [ "$attempt" -lt 3 ]; then
-        log "etcd $how before it was healthy; retrying (its log: $(tail -n 3 "$dir/etcd.log" | tr '\n' ' '))"
-        continue
-      fi
+      retry_after_death etcd "$dir/etcd.log" "$etcd_pid" "before it was healthy" && continue
       fail "$dir/etcd.log" "etcd $how before it was healthy at $etcd_url (attempt $attempt of 3)"
     fi
     fail "$dir/etcd.log" "etcd did not become healthy at $etcd_url within 20s"
@@ -305,16 +312,7 @@ POLICY
     break
   fi
   if ! child_running "$apiserver_pid"; then
-    ended_how "$apiserver_pid"
-    if port_clash "$dir/kube-apiserver.log" && [ "$attempt" -lt 3 ]; then
-      log "kube-apiserver lost a port race; retrying with other ports"
-      stop_all
-      continue
-    fi
-    # It once died within a second with nothing in its log, on a loaded CI machine, and started
-    # at the next try: an early death is retried; one that repeats is reported with its log.
-    if [ "$attempt" -lt 3 ]; then
-      log "kube-apiserver $how before /readyz was ok; retrying (its log: $(tail -n 3 "$dir/kube-apiserver.log" | tr '\n' ' '))"
+    if retry_after_death kube-apiserver "$dir/kube-apiserver.log" "$apiserver_pid" "before /readyz was ok"; then
       stop_all
       continue
     fi
